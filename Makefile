@@ -33,6 +33,7 @@ apt:
 
 setup-test: apt $(VENV)/.created
 	$(PIP) install -q -c $(CONSTRAINTS) -e '.[test]'
+	bash scripts/fetch-art.sh
 
 demo: setup
 	$(VENV)/bin/cardtable demo

@@ -1,0 +1,5 @@
+import sys
+
+from cardtable.cli import main
+
+sys.exit(main())
