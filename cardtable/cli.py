@@ -14,6 +14,9 @@ import sys
 COMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("cardtable.replay_cli:main", "judge a table event log (JSON Lines) and print verdicts and state"),
     "recognise": ("vision.cli:main", "recognise the cards in images and print them as JSON"),
+    "serve": ("web.cli:main", "serve the dashboard and JSON API without a camera"),
+    "run": ("cardtable.run:main", "the whole product: camera, recognition, referee, storage, LEDs, dashboard"),
+    "demo": ("cardtable.demo:main", "play bundled footage of a game through the real pipeline"),
 }
 
 

@@ -42,7 +42,10 @@ class Draw(NamedTuple):
 
 
 class Deal(NamedTuple):
+    """The hands of the current hand, by seat; optionally the face-down stock, top card first."""
+
     hands: tuple[tuple[Card, ...], ...]
+    stock: tuple[Card, ...] | None = None
     kind = "deal"
 
 
@@ -58,8 +61,11 @@ class Pass(NamedTuple):
 
 
 class Exchange(NamedTuple):
+    """Face-down exchange of ``count`` cards; ``discards`` may name them when hands are known."""
+
     seat: int
     count: int
+    discards: tuple[Card, ...] | None = None
     kind = "exchange"
 
 
@@ -152,7 +158,16 @@ def _deal(obj: dict) -> Deal:
         if not isinstance(hand, list):
             raise _malformed("deal", "'hands' must be a list (by seat) of card lists")
         parsed.append(tuple(_card(c) for c in hand))
-    return Deal(tuple(parsed))
+    stock = _cards(obj, "deal", "stock", allow_empty=True) if obj.get("stock") is not None else None
+    return Deal(tuple(parsed), stock)
+
+
+def _exchange(obj: dict) -> Exchange:
+    count = _int(obj, "exchange", "count")
+    discards = _cards(obj, "exchange", "discards", allow_empty=True) if obj.get("discards") is not None else None
+    if discards is not None and len(discards) != count:
+        raise _malformed("exchange", f"'discards' names {len(discards)} cards but 'count' is {count}")
+    return Exchange(_int(obj, "exchange", "seat"), count, discards)
 
 
 def _amend(obj: dict) -> Amend:
@@ -172,7 +187,7 @@ _PARSERS = {
     "deal": _deal,
     "play": lambda o: Play(_int(o, "play", "seat"), _cards(o, "play", "cards")),
     "pass": lambda o: Pass(_int(o, "pass", "seat")),
-    "exchange": lambda o: Exchange(_int(o, "exchange", "seat"), _int(o, "exchange", "count")),
+    "exchange": _exchange,
     "trump": lambda o: Trump(_card(o.get("card"))),
     "bid": lambda o: Bid(_int(o, "bid", "seat"), _int(o, "bid", "tricks")),
     "announce": lambda o: Announce(_int(o, "announce", "seat")),
@@ -205,7 +220,9 @@ def to_json(event: Event) -> dict:
         return {"event": kind, "index": event.index, "with": to_json(event.replacement)}
     out: dict[str, Any] = {"event": kind}
     for name, value in zip(event._fields, event):
-        if name == "cards":
+        if value is None and name in ("stock", "discards"):
+            continue
+        if name in ("cards", "stock", "discards"):
             value = card_names(value)
         elif name == "card":
             value = str(value)

@@ -91,6 +91,7 @@ class Game:
         self.to_act: int | None = None
         self.ledger = CardLedger(self.the_deck())
         self.hands: list[Counter[Card]] | None = None
+        self.stock_known: list[Card] | None = None
         self.hand_counts: list[int] | None = None
         self.plays_this_hand = 0
         self.start_next_hand()
@@ -126,7 +127,7 @@ class Game:
     def on_pass(self, seat: int, index: int) -> Outcome:
         raise Reject("not_in_this_game", f"{self.title} has no passing")
 
-    def on_exchange(self, seat: int, count: int, index: int) -> Outcome:
+    def on_exchange(self, seat: int, count: int, index: int, discards: tuple[Card, ...] | None) -> Outcome:
         raise Reject("not_in_this_game", f"{self.title} has no exchange")
 
     def on_trump(self, card: Card, index: int) -> Outcome:
@@ -141,6 +142,15 @@ class Game:
     def extra_state(self) -> dict[str, Any]:
         """Game-specific fields added to the state (trick, trump, pot, ...)."""
         return {}
+
+    def legal_moves(self) -> list[dict]:
+        """Every event the seat to act may send now, as JSON objects.
+
+        Only meaningful when the hands are known (after a ``deal``); used by the
+        random-game simulator (:mod:`referee.simulate`), property tests and
+        benchmarks.  Games should list each distinct legal move once.
+        """
+        raise NotImplementedError
 
     # -- applying events -------------------------------------------------------
     def apply(self, event: Any, index: int) -> Outcome:
@@ -159,10 +169,10 @@ class Game:
             self.check_seat(event.seat)
             return self.on_pass(event.seat, index)
         if kind == "deal":
-            return self._deal(event.hands, index)
+            return self._deal(event.hands, event.stock, index)
         if kind == "exchange":
             self.check_seat(event.seat)
-            return self.on_exchange(event.seat, event.count, index)
+            return self.on_exchange(event.seat, event.count, index, event.discards)
         if kind == "trump":
             return self.on_trump(event.card, index)
         if kind == "bid":
@@ -175,7 +185,7 @@ class Game:
             raise Reject("not_drawing", "the draw for first dealer is over")
         raise Reject("unknown_event", f"{kind!r} is not a game event")
 
-    def _deal(self, hands: tuple[tuple[Card, ...], ...], index: int) -> Outcome:
+    def _deal(self, hands: tuple[tuple[Card, ...], ...], stock: tuple[Card, ...] | None, index: int) -> Outcome:
         if self.plays_this_hand or self.hands is not None:
             raise Reject("too_late", "the deal can only be given before the first play of a hand, once")
         if len(hands) != self.n:
@@ -184,7 +194,7 @@ class Game:
         for seat, (hand, size) in enumerate(zip(hands, sizes)):
             if len(hand) != size:
                 raise Reject("bad_deal", f"seat {seat} should hold {size} cards, the deal gives {len(hand)}")
-        everything = Counter(c for h in hands for c in h) + self.cards_out_of_play()
+        everything = Counter(c for h in hands for c in h) + self.cards_out_of_play() + Counter(stock or ())
         deck = self.ledger.deck
         for card, count in everything.items():
             if count > deck.copies(card):
@@ -192,6 +202,7 @@ class Game:
         counters = [Counter(h) for h in hands]
         outcome = self.on_deal(counters, index)
         self.hands = counters
+        self.stock_known = list(stock) if stock is not None else None
         return outcome
 
     def cards_out_of_play(self) -> Counter[Card]:
@@ -251,6 +262,7 @@ class Game:
         self.hand_number += 1
         self.ledger = CardLedger(self.the_deck())
         self.hands = None
+        self.stock_known = None
         self.plays_this_hand = 0
         self.start_hand()
 

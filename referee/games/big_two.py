@@ -32,6 +32,7 @@ True
 from __future__ import annotations
 
 from collections import Counter
+from itertools import combinations
 from typing import Any, NamedTuple
 
 from referee.cards import Card, card_names
@@ -416,6 +417,31 @@ class BigTwo(Game):
         self.dealer = winner
         self.last_trick = {"winner": winner, "plays": self.round_plays}
         self.start_next_hand()
+
+    def legal_moves(self) -> list[dict]:
+        """Every legal play (and the pass) of the seat to act, from its known hand."""
+        seat = self.to_act
+        if self.hands is None or seat is None:
+            raise Reject("hands_unknown", "legal moves need the hands (a deal event)")
+        held = sorted((c for c, k in self.hands[seat].items() if k > 0), key=card_key)
+        sizes = (1, 2, 3, 4, 5) if self.top is None else (self.top.size, 4) if self.opt["bombs"] else (self.top.size,)
+        moves: list[dict] = []
+        for size in sorted(set(sizes)):
+            for cards in combinations(held, size):
+                c = combo(cards, self.opt["straight_rank"], self.opt["flush_compare"], self.opt["bombs"])
+                if c is None or (self.top is not None and not beats(c, self.top)):
+                    continue
+                if self.first_lead_open and self.opt["first_lead_must_include_lowest"] \
+                        and self.lowest_dealt not in cards:
+                    continue
+                moves.append({"event": "play", "seat": seat, "cards": card_names(cards)})
+        if self.top is not None and seat != self.top_seat:
+            moves.append({"event": "pass", "seat": seat})
+        if self._d2_duty(seat):
+            best = held[-1]
+            if card_key(best) > self._top_single_key():
+                moves = [{"event": "play", "seat": seat, "cards": [str(best)]}]
+        return moves
 
     def extra_state(self) -> dict[str, Any]:
         hc = self.hand_counts
