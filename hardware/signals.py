@@ -297,14 +297,15 @@ class Signals:
         """Sound buzzer patterns one after the other: ``"error"``, ``"eliminated"``, ``"game_over"``.
 
         Does nothing without a buzzer; a new call cuts a playing one short.
+        ``describe()["buzzer"]["last_pattern"]`` names the last one, e.g. ``"eliminated+game_over"``.
         """
-        if self._buzzer_player is None or not patterns:
-            return
         steps: list = []
         for i, name in enumerate(patterns):
             if i:
                 steps.append((None, self.timings.pattern_gap))
-            steps.extend(buzzer_pattern(name, self.timings))
+            steps.extend(buzzer_pattern(name, self.timings))  # ValueError for an unknown name
+        if self._buzzer_player is None or not steps:
+            return
         self._buzzer_player.play("+".join(patterns), steps)
 
     def lamp_test(self) -> None:
