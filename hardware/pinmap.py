@@ -4,7 +4,7 @@ The pin map is the ``[gpio]`` table of the configuration file::
 
     [gpio]
     seat_leds   = [17, 27, 22, 23]         # one LED per seat, seat 0 first (required)
-    dealer_leds = [24, 25, 8, 7]           # optional: a second LED per seat for the dealer
+    dealer_leds = [24, 25, 12, 16]           # optional: a second LED per seat for the dealer
     buzzer      = 18                       # optional
     buzzer_kind = "active"                 # "active" (Buzzer) or "passive" (TonalBuzzer)
     buttons     = { pass = 5, undo = 6, confirm = 13 }   # optional, any subset

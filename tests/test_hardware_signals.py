@@ -18,7 +18,7 @@ from hardware import (BadValueError, GpioUnavailableError, PinMap, PinMapError, 
                       choose_pin_factory, is_raspberry_pi)
 
 SEATS = [17, 27, 22, 23]
-DEALERS = [24, 25, 8, 7]
+DEALERS = [24, 25, 12, 16]
 BUZZER = 18
 INSTANT = Timings().scaled(0)
 OFF, ON = False, True
