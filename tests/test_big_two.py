@@ -156,13 +156,6 @@ def test_example_10_duty_is_flagged_later_when_hands_are_hidden():
     assert sum(len(x.get("flags", [])) for x in ref.verdicts) == 1
 
 
-def test_duty_on_lead_option():
-    # P1 leads a single while P2 holds one card: with d2_on_lead his highest is due
-    events = [new_game("big-two", 2, hand_size=3, d2_on_lead=True), play(0, "3C"), play(1, "4C", )]
-    ref = judge(events)
-    assert ref.verdicts[-1]["ok"]
-
-
 # -- 4.8.11 scoring ----------------------------------------------------------------------------------------------------
 HANDS_11 = [["3C", "3D", "3H", "3S", "4C", "5C", "5D", "6C", "6D", "6H"],
             ["9C", "9D", "JC", "JD", "KC", "KD", "4D", "AS", "AH", "2D"],
