@@ -308,14 +308,31 @@ class Signals:
             return
         self._buzzer_player.play("+".join(patterns), steps)
 
-    def lamp_test(self) -> None:
+    def flash(self, seat: int, *, dealer: bool = False, seconds: float = 0.6) -> None:
+        """Light one seat's LED (or its dealer LED) once for ``seconds``: a wiring check.
+
+        >>> sig = Signals.from_config({"seat_leds": [17, 27]}, mock=True, background=False)
+        >>> sig.flash(1, seconds=0); [s.state for s in sig.pin_factory.pin(27).states]
+        [False, True, False]
+        >>> sig.close()
+        """
+        if not 0 <= seat < self.seats:
+            raise IndexError(f"no seat {seat}: the pin map has seats 0..{self.seats - 1}")
+        if dealer and self._dealer_players is None:
+            raise ValueError("no dealer LEDs in the pin map (gpio.dealer_leds)")
+        player = (self._dealer_players if dealer else self._seat_players)[seat]
+        player.play("test", [(True, seconds), (False, 0.0)])
+
+    def lamp_test(self, seconds: float = 0.3) -> None:
         """Light every LED in turn and chirp the buzzer once: a wiring check at start-up."""
-        t = self.timings
-        for player in self._seat_players + (self._dealer_players or []):
-            player.play("test", [(True, t.trick_on), (False, 0.0)])
-            player.wait()
+        for seat in range(self.seats):
+            self.flash(seat, seconds=seconds)
+            self._seat_players[seat].wait()
+            if self._dealer_players is not None:
+                self.flash(seat, dealer=True, seconds=seconds)
+                self._dealer_players[seat].wait()
         if self._buzzer_player is not None:
-            self._buzzer_player.play("test", [("A5", t.beep_short)])
+            self._buzzer_player.play("test", [("A5", self.timings.beep_short)])
 
     def press(self, name: str) -> None:
         """Simulate a press and release of a button (mock pins only), e.g. from the dashboard.

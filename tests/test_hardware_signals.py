@@ -446,3 +446,34 @@ def test_signals_on_a_laptop_use_simulated_pins(monkeypatch):
         s.update(ok(trick_winner=1), state(players=2, dealer=0))
         assert s.wait(timeout=30)
         assert s.describe()["seats"][0]["led"]["lit"] is True
+
+
+# -- the wiring check and the documented examples --------------------------------------------------
+
+def test_lamp_test_lights_every_led_once(factory):
+    with Signals.from_config({"seat_leds": SEATS, "dealer_leds": DEALERS, "buzzer": BUZZER},
+                             pin_factory=factory, background=False, timings=INSTANT) as s:
+        s.lamp_test(seconds=0)
+        for pin in SEATS + DEALERS + [BUZZER]:
+            assert states(factory.pin(pin)) == [OFF, ON, OFF], pin
+        with pytest.raises(IndexError):
+            s.flash(4)
+
+
+def test_wiring_check_command_rejects_a_bad_config(tmp_path, capsys):
+    from hardware.__main__ import main
+    config = tmp_path / "config.toml"
+    config.write_text("[gpio]\nseat_leds = [17, 27]\nbuttons = { undo = 17 }\n")
+    assert main(["--config", str(config), "--mock", "--buttons", "0"]) == 2
+    assert "pin 17 is used twice: gpio.seat_leds[0] and gpio.buttons.undo" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("module", ["hardware.pinmap", "hardware.factory", "hardware.patterns",
+                                    "hardware.signals", "hardware.__main__"])
+def test_docstring_examples(module, monkeypatch):
+    import doctest
+    import importlib
+    from pathlib import Path
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0

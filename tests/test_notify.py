@@ -158,3 +158,9 @@ def test_watchdog_thread_pets_only_after_frames(systemd):
 def test_watchdog_rejects_a_nonpositive_interval():
     with pytest.raises(ValueError):
         Watchdog(interval=0)
+
+
+def test_docstring_examples():
+    import doctest
+    result = doctest.testmod(notify)
+    assert result.attempted > 0 and result.failed == 0
