@@ -34,7 +34,6 @@ True
 
 from __future__ import annotations
 
-import json
 from typing import Any, Iterable
 
 from referee.errors import Reject
@@ -197,7 +196,7 @@ def _outcomes(verdicts: list[dict], state: dict) -> dict:
         if v["event"] == "amend":
             continue
         per_line[v["index"]] = (v["ok"] and not v.get("undone"), v["code"],
-                                tuple(json.dumps(v.get(k), sort_keys=True) for k in _OUTCOME_KEYS))
+                                (v.get("trick_winner"), v.get("hand_result"), v.get("game_over")))
     final = {k: state.get(k) for k in ("scores", "dealer", "eliminated", "winners", "game_over")}
     return {"lines": per_line, "final": final, "verdicts": {v["index"]: v for v in verdicts}}
 
