@@ -1,0 +1,84 @@
+"""``cardtable recognise IMAGE... [--json]``: the cards in image files.
+
+With ``--json`` prints one document::
+
+    {"images": [{"file": "a.jpg", "cards": [{"card": "10H", "confidence": 0.98, "box": [x1, y1, x2, y2]}],
+                 "unknown": [{"box": [x1, y1, x2, y2]}]}]}
+
+Without it, a readable listing.  A file that is missing or is not an image is
+reported on stderr (with an "error" entry in the JSON) after the others have
+been read, and the exit status is then 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+
+def _read_image(path: Path) -> np.ndarray:
+    if not path.exists():
+        raise OSError(f"{path}: no such file")
+    if path.is_dir():
+        raise OSError(f"{path}: is a directory, not an image")
+    # imdecode from bytes, not imread: it works for any path (non-ASCII too)
+    # and does not print OpenCV warnings for non-images.
+    try:
+        data = np.fromfile(str(path), dtype=np.uint8)
+    except OSError as exc:
+        raise OSError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+    img = cv2.imdecode(data, cv2.IMREAD_COLOR) if data.size else None
+    if img is None:
+        raise OSError(f"{path}: not an image OpenCV can read (JPEG, PNG, BMP, TIFF, WebP...)")
+    return img
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="cardtable recognise",
+                                 description="Recognise the playing cards in images.")
+    ap.add_argument("images", nargs="+", metavar="IMAGE", help="image files (JPEG, PNG, ...)")
+    ap.add_argument("--json", action="store_true", help="print one JSON document")
+    ap.add_argument("--model", type=Path, default=None, help="model directory (default: the bundled model)")
+    ap.add_argument("--threshold", type=float, default=None,
+                    help="confidence below which a card is reported as unknown (default from the model)")
+    args = ap.parse_args(argv)
+
+    from vision.recogniser import ModelError, Recogniser  # after argument errors, before any image
+    try:
+        rec = Recogniser(args.model, accept_threshold=args.threshold)
+    except ModelError as exc:
+        print(f"cardtable recognise: {exc}", file=sys.stderr)
+        return 2
+
+    entries, errors = [], []
+    for name in args.images:
+        path = Path(name)
+        try:
+            img = _read_image(path)
+        except OSError as exc:
+            errors.append(str(exc))
+            entries.append({"file": name, "error": str(exc)})
+            continue
+        entry = {"file": name, **rec.recognise(img).to_dict()}
+        entries.append(entry)
+
+    if args.json:
+        print(json.dumps({"images": entries}))
+    else:
+        for e in entries:
+            if "error" in e:
+                continue
+            print(f"{e['file']}: {len(e['cards'])} card(s)"
+                  + (f", {len(e['unknown'])} unreadable" if e["unknown"] else ""))
+            for c in e["cards"]:
+                print(f"  {c['card']:>3}  {c['confidence']:.2f}  at {c['box']}")
+            for u in e["unknown"]:
+                print(f"    ?  unreadable card at {u['box']}")
+    for msg in errors:
+        print(f"cardtable recognise: {msg}", file=sys.stderr)
+    return 2 if errors else 0

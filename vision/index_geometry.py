@@ -1,0 +1,103 @@
+"""Conventions shared by the run-time card recogniser and its training code.
+
+Kept in one module so that training and inference can never disagree about
+how an index crop is cut or how the detector's output channels are laid out.
+numpy and cv2 only.  (Camera-to-table geometry is elsewhere:
+``vision/table_geometry.py``.)
+
+Angles are in degrees, counter-clockwise on screen; 0 means upright.  For an
+index, the angle is the direction its glyph's top points: the top-left index
+of a card has the card's angle, the bottom-right one the card's angle + 180.
+"""
+
+from __future__ import annotations
+
+import math
+
+import cv2
+import numpy as np
+
+RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
+SUITS = ("C", "D", "H", "S")
+#: Classifier rank class meaning "this crop is not an upright card index".
+NOT_INDEX = len(RANKS)
+
+# Detector -----------------------------------------------------------------
+#: The detector's output grid is this many input pixels per cell.
+DET_STRIDE = 4
+#: The detector runs on the image scaled so that its longer side is this long.
+DET_LONG_SIDE = 640
+#: Output channels of the detector, in order.
+DET_CHANNELS = (
+    "heat",        # logit: an index centre lies in this cell
+    "cos", "sin",  # glyph angle
+    "log_h",       # log(index height in detector pixels / H_REF)
+    "card_u", "card_v",  # card centre from the index centre, in the glyph frame, / index height
+    "log_card",    # log(card height / index height)
+    "off_x", "off_y",  # sub-cell position of the index centre, in cells, relative to the cell centre
+)
+H_REF = 16.0
+
+# Classifier -----------------------------------------------------------------
+#: Size of the rotation-normalised index crop fed to the classifier.
+PATCH_W, PATCH_H = 32, 48
+#: The crop window, in units of the index height, centred on the index centre.
+WINDOW_W, WINDOW_H = 1.0, 1.5
+
+#: Card width / height used to draw a card's box from its centre and height.
+CARD_ASPECT = 0.7
+
+
+def glyph_axes(angle_deg: float) -> tuple[np.ndarray, np.ndarray]:
+    """Unit vectors (right, down) of a glyph turned by ``angle_deg``, in image coordinates."""
+    a = math.radians(angle_deg)
+    right = np.array([math.cos(a), -math.sin(a)])
+    down = np.array([math.sin(a), math.cos(a)])
+    return right, down
+
+
+def crop_matrix(centre: tuple[float, float], angle_deg: float, index_h: float) -> np.ndarray:
+    """2x3 affine map from crop pixels to image pixels for one index."""
+    right, down = glyph_axes(angle_deg)
+    sx = WINDOW_W * index_h / PATCH_W
+    sy = WINDOW_H * index_h / PATCH_H
+    cx, cy = centre
+    # image = c + (px - PW/2 + 0.5) * sx * right + (py - PH/2 + 0.5) * sy * down
+    ox = cx - (PATCH_W / 2 - 0.5) * sx * right[0] - (PATCH_H / 2 - 0.5) * sy * down[0]
+    oy = cy - (PATCH_W / 2 - 0.5) * sx * right[1] - (PATCH_H / 2 - 0.5) * sy * down[1]
+    return np.array([[sx * right[0], sy * down[0], ox], [sx * right[1], sy * down[1], oy]], np.float64)
+
+
+def crop_index(image: np.ndarray, centre: tuple[float, float], angle_deg: float, index_h: float) -> np.ndarray:
+    """Cut the upright PATCH_H x PATCH_W crop of one index out of a BGR image.
+
+    When the window is much larger than the patch, the region is pre-blurred
+    so that the sampling does not alias (INTER_AREA does not apply to warps).
+    """
+    M = crop_matrix(centre, angle_deg, index_h)
+    shrink = WINDOW_H * index_h / PATCH_H
+    src = image
+    if shrink > 1.6:
+        # Blur only the region we sample, not the whole image.
+        r = int(index_h * 1.2) + 4
+        x0, y0 = max(0, int(centre[0]) - r), max(0, int(centre[1]) - r)
+        x1, y1 = min(image.shape[1], int(centre[0]) + r), min(image.shape[0], int(centre[1]) + r)
+        if x1 <= x0 or y1 <= y0:
+            return np.zeros((PATCH_H, PATCH_W, 3), np.uint8)
+        src = cv2.GaussianBlur(image[y0:y1, x0:x1], (0, 0), 0.45 * shrink)
+        M = M.copy()
+        M[0, 2] -= x0
+        M[1, 2] -= y0
+    # M maps crop -> image, which is what WARP_INVERSE_MAP expects.
+    return cv2.warpAffine(src, M, (PATCH_W, PATCH_H), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                          borderMode=cv2.BORDER_REPLICATE)
+
+
+def card_box(centre: tuple[float, float], angle_deg: float, card_h: float, width: int, height: int
+             ) -> tuple[int, int, int, int]:
+    """Axis-aligned box (x1, y1, x2, y2) of a card of height ``card_h``, clipped to the image."""
+    rect = ((float(centre[0]), float(centre[1])), (card_h * CARD_ASPECT, card_h), -float(angle_deg))
+    pts = cv2.boxPoints(rect)
+    x1, y1 = np.floor(pts.min(axis=0)).astype(int)
+    x2, y2 = np.ceil(pts.max(axis=0)).astype(int)
+    return (int(max(0, x1)), int(max(0, y1)), int(min(width, x2)), int(min(height, y2)))

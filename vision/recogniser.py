@@ -1,0 +1,248 @@
+"""Recognise the playing cards in one image: rank, suit, confidence and box per card.
+
+    from vision.recogniser import Recogniser
+    rec = Recogniser()                      # loads vision/models/*.onnx (cv2.dnn)
+    result = rec.recognise(cv2.imread("table.jpg"))
+    for c in result.cards:   print(c.card, c.confidence, c.box)    # "10H" 0.99 (x1, y1, x2, y2)
+    for u in result.unknown: print("unreadable card at", u.box)
+
+How (see docs/vision.md): a small fully-convolutional detector finds printed
+corner indices (rank glyph above suit pip) at any rotation and says, for each,
+its angle, its size and where the centre of its card is; each index is cut
+out upright and read by a small classifier (13 ranks + "not an index", 4
+suits); the two indices of one card are paired by their predicted card
+centre; a card is reported only when the reading is confident, otherwise it
+is reported as unknown with its box.  A card appears once per deck, which is
+used only to break ties between two readings of the same card.
+
+Run time needs numpy and OpenCV only (no PyTorch).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from vision.index_geometry import (DET_LONG_SIDE, DET_STRIDE, H_REF, NOT_INDEX, PATCH_H, PATCH_W, RANKS, SUITS,
+                             card_box, crop_index, glyph_axes)
+
+MODEL_DIR = Path(__file__).resolve().parent / "models"
+CARD_NAMES = [r + s for r in RANKS for s in SUITS]  # rank-major, matches the outer product below
+
+
+@dataclass(frozen=True)
+class CardReading:
+    card: str                       # "10H", "QS", ... (referee/cards.py notation)
+    confidence: float               # 0..1
+    box: tuple[int, int, int, int]  # x1, y1, x2, y2 in image pixels
+
+    def to_dict(self) -> dict:
+        return {"card": self.card, "confidence": round(float(self.confidence), 4), "box": list(self.box)}
+
+
+@dataclass(frozen=True)
+class UnknownCard:
+    box: tuple[int, int, int, int]
+
+    def to_dict(self) -> dict:
+        return {"box": list(self.box)}
+
+
+@dataclass
+class Recognition:
+    cards: list[CardReading] = field(default_factory=list)
+    unknown: list[UnknownCard] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"cards": [c.to_dict() for c in self.cards], "unknown": [u.to_dict() for u in self.unknown]}
+
+
+@dataclass
+class IndexReading:
+    """One detected corner index and what the classifier made of it (image pixels)."""
+
+    centre: tuple[float, float]
+    angle: float
+    height: float
+    card_centre: tuple[float, float]
+    card_height: float
+    heat: float
+    p_index: float = 0.0
+    probs: np.ndarray | None = None  # 52 card probabilities (rank-major, CARD_NAMES order)
+
+    @property
+    def best(self) -> tuple[str, float]:
+        k = int(np.argmax(self.probs))
+        return CARD_NAMES[k], float(self.probs[k])
+
+
+class ModelError(RuntimeError):
+    """The model files are missing or unusable."""
+
+
+def _as_bgr(image: np.ndarray) -> np.ndarray:
+    if not isinstance(image, np.ndarray):
+        raise TypeError(f"expected a numpy image, got {type(image).__name__}")
+    if image.dtype != np.uint8:
+        raise ValueError(f"expected an 8-bit image, got dtype {image.dtype}")
+    if image.ndim == 2:
+        return cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
+    if image.ndim == 3 and image.shape[2] == 3:
+        return image
+    if image.ndim == 3 and image.shape[2] == 4:
+        return cv2.cvtColor(image, cv2.COLOR_BGRA2BGR)
+    raise ValueError(f"expected a BGR, BGRA or grey image, got shape {image.shape}")
+
+
+def _softmax(x: np.ndarray) -> np.ndarray:
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+class Recogniser:
+    """Card recogniser backed by two small ONNX models run through ``cv2.dnn``.
+
+    ``model_dir`` defaults to the models shipped in the package.  Thresholds
+    default to the values in its ``model.json``: ``accept_threshold`` is the
+    confidence below which a card is reported as unknown; ``heat_threshold``
+    how sure the detector must be that an index is there at all.
+    """
+
+    def __init__(self, model_dir: Path | str | None = None, accept_threshold: float | None = None,
+                 heat_threshold: float | None = None):
+        self.model_dir = Path(model_dir) if model_dir is not None else MODEL_DIR
+        meta_path = self.model_dir / "model.json"
+        if not meta_path.exists():
+            raise ModelError(f"no recogniser model in {self.model_dir} (model.json missing); "
+                             f"train one with: python -m vision.training.train")
+        self.meta = json.loads(meta_path.read_text())
+        try:
+            self.detector = cv2.dnn.readNetFromONNX(str(self.model_dir / self.meta["detector"]))
+            self.classifier = cv2.dnn.readNetFromONNX(str(self.model_dir / self.meta["classifier"]))
+        except (cv2.error, KeyError) as exc:
+            raise ModelError(f"cannot load the recogniser model from {self.model_dir}: {exc}") from exc
+        self.long_side = int(self.meta.get("det_long_side", DET_LONG_SIDE))
+        self.accept_threshold = float(accept_threshold if accept_threshold is not None
+                                      else self.meta.get("accept_threshold", 0.85))
+        self.heat_threshold = float(heat_threshold if heat_threshold is not None
+                                    else self.meta.get("heat_threshold", 0.3))
+
+    # -- stage 1: find indices ------------------------------------------------
+    def detect_indices(self, image: np.ndarray) -> list[IndexReading]:
+        img = _as_bgr(image)
+        H, W = img.shape[:2]
+        if min(H, W) < 16:
+            return []
+        s = self.long_side / max(H, W)
+        w, h = max(16, int(round(W * s))), max(16, int(round(H * s)))
+        small = cv2.resize(img, (w, h), interpolation=cv2.INTER_AREA if s < 1 else cv2.INTER_LINEAR)
+        # The network halves the size four times; pad to a multiple of 16 so its skip additions line up.
+        ph, pw = (-h) % 16, (-w) % 16
+        if ph or pw:
+            small = cv2.copyMakeBorder(small, 0, ph, 0, pw, cv2.BORDER_REPLICATE)
+        self.detector.setInput(cv2.dnn.blobFromImage(small, 1.0 / 255.0))
+        out = self.detector.forward()[0]
+        gh, gw = h // DET_STRIDE, w // DET_STRIDE
+        out = out[:, :gh, :gw]
+        heat = 1.0 / (1.0 + np.exp(-out[0]))
+        peaks = (heat >= self.heat_threshold) & (heat >= cv2.dilate(heat, np.ones((3, 3), np.uint8)))
+        found: list[IndexReading] = []
+        for i, j in sorted(zip(*np.nonzero(peaks)), key=lambda ij: -heat[ij]):
+            c, sn, log_h, u, v, log_card, ox, oy = (float(x) for x in out[1:, i, j])
+            angle = math.degrees(math.atan2(sn, c))
+            h_det = H_REF * math.exp(min(4.0, max(-3.0, log_h)))
+            cx = (j + 0.5 + ox) * DET_STRIDE / s
+            cy = (i + 0.5 + oy) * DET_STRIDE / s
+            hi = h_det / s
+            right, down = glyph_axes(angle)
+            ccx = cx + (u * right[0] + v * down[0]) * hi
+            ccy = cy + (u * right[1] + v * down[1]) * hi
+            card_h = hi * math.exp(min(3.0, max(0.0, log_card)))
+            # Two peaks on one index: keep the stronger (they are sorted by heat).
+            if any((cx - f.centre[0]) ** 2 + (cy - f.centre[1]) ** 2 < (0.35 * max(hi, f.height)) ** 2
+                   for f in found):
+                continue
+            found.append(IndexReading((cx, cy), angle, hi, (ccx, ccy), card_h, float(heat[i, j])))
+        return found
+
+    # -- stage 2: read them ---------------------------------------------------
+    def classify(self, image: np.ndarray, indices: list[IndexReading]) -> None:
+        """Fill in ``p_index`` and ``probs`` of each reading, in place."""
+        if not indices:
+            return
+        img = _as_bgr(image)
+        crops = [crop_index(img, ix.centre, ix.angle, ix.height) for ix in indices]
+        self.classifier.setInput(cv2.dnn.blobFromImages(crops, 1.0 / 255.0))
+        logits = self.classifier.forward().reshape(len(crops), -1)
+        p_rank = _softmax(logits[:, :NOT_INDEX + 1])
+        p_suit = _softmax(logits[:, NOT_INDEX + 1:])
+        for ix, pr, ps in zip(indices, p_rank, p_suit):
+            ix.p_index = float(1.0 - pr[NOT_INDEX])
+            ix.probs = np.outer(pr[:NOT_INDEX], ps).reshape(-1)
+
+    # -- stage 3: cards ---------------------------------------------------------
+    def recognise(self, image: np.ndarray) -> Recognition:
+        """All cards whose corner index is visible, read or reported as unknown."""
+        img = _as_bgr(image)
+        H, W = img.shape[:2]
+        indices = self.detect_indices(img)
+        self.classify(img, indices)
+        indices = [ix for ix in indices if ix.p_index >= 0.5]
+
+        # Pair the indices of one card: they predict the same card centre.
+        groups: list[list[IndexReading]] = []
+        for ix in sorted(indices, key=lambda r: -r.best[1]):
+            for g in groups:
+                ref = g[0]
+                d = math.dist(ix.card_centre, ref.card_centre)
+                if d < 0.25 * max(ix.card_height, ref.card_height):
+                    g.append(ix)
+                    break
+            else:
+                groups.append([ix])
+
+        candidates = []  # (label, confidence, probs of the group, group)
+        for g in groups:
+            label, conf = g[0].best
+            agree = [m.best[1] for m in g if m.best[0] == label]
+            clash = max((m.best[1] for m in g if m.best[0] != label), default=0.0)
+            # Independent readings that agree reinforce each other; a confident
+            # disagreeing reading of the same card makes the whole card doubtful.
+            conf = 1.0 - float(np.prod([1.0 - a for a in agree]))
+            conf *= (1.0 - clash)
+            probs = np.mean([m.probs for m in g], axis=0)
+            candidates.append([label, conf, probs, g])
+
+        # A card appears once per deck: when two places claim the same card,
+        # the more confident keeps it and the other falls back to its next
+        # reading if that is confident, otherwise it becomes unknown.
+        used: set[str] = set()
+        result = Recognition()
+        for cand in sorted(candidates, key=lambda c: -c[1]):
+            label, conf, probs, g = cand
+            if label in used:
+                order = np.argsort(-probs)
+                alt = next((CARD_NAMES[k] for k in order if CARD_NAMES[k] not in used), None)
+                alt_conf = float(probs[CARD_NAMES.index(alt)]) if alt else 0.0
+                label, conf = (alt, alt_conf) if alt else (label, 0.0)
+            box = self._box(g, W, H)
+            if conf >= self.accept_threshold and label not in used:
+                used.add(label)
+                result.cards.append(CardReading(label, round(conf, 4), box))
+            else:
+                result.unknown.append(UnknownCard(box))
+        result.cards.sort(key=lambda c: (c.box[1], c.box[0]))
+        result.unknown.sort(key=lambda u: (u.box[1], u.box[0]))
+        return result
+
+    @staticmethod
+    def _box(group: list[IndexReading], W: int, H: int) -> tuple[int, int, int, int]:
+        wts = np.array([max(1e-3, m.best[1]) for m in group])
+        centre = tuple(np.average([m.card_centre for m in group], axis=0, weights=wts))
+        card_h = float(np.median([m.card_height for m in group]))
+        return card_box(centre, group[0].angle, card_h, W, H)

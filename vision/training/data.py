@@ -1,0 +1,211 @@
+"""Training data: rendered scenes on disk, detector targets, classifier crops.
+
+Scenes come from :func:`vision.synth.scene.random_scene_spec`, rendered in
+shards by worker processes; every shard is a pure function of (seed, shard
+number), so a data set is reproducible from its config.  This module does
+not import torch (the training loop does), so it can be used by tests and
+benchmarks too.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from vision.index_geometry import (DET_STRIDE, H_REF, NOT_INDEX, PATCH_H, PATCH_W, RANKS, SUITS, crop_index,
+                             glyph_axes)
+from vision.synth.scene import HIDDEN_FRACTION, READABLE_FRACTION, random_scene_spec, render_scene
+
+SHARD_SIZE = 250
+
+
+@dataclass
+class SceneSet:
+    images: np.ndarray         # N x H x W x 3 uint8
+    indices: list[list[dict]]  # per image: one dict per card index (see _index_records)
+
+
+def _index_records(ann) -> list[dict]:
+    out = []
+    for ci, card in enumerate(ann.cards):
+        for k, ix in enumerate(card.indices):
+            out.append({"card": card.card, "card_i": ci, "corner": k, "cx": ix.centre[0], "cy": ix.centre[1],
+                        "angle": ix.angle, "h": ix.height, "visible": ix.visible,
+                        "card_cx": card.centre[0], "card_cy": card.centre[1], "card_h": card.height})
+    return out
+
+
+def _render_shard(args) -> tuple[np.ndarray, list[list[dict]]]:
+    seed, shard, n, decks, width, height, card_height, max_cards, hard = args
+    rng = np.random.default_rng([seed, shard])
+    imgs, recs = [], []
+    for _ in range(n):
+        spec = random_scene_spec(rng, decks, width, height, card_height=card_height, max_cards=max_cards,
+                                 hard=hard)
+        img, ann = render_scene(spec, rng)
+        imgs.append(img)
+        recs.append(_index_records(ann))
+    return np.stack(imgs), recs
+
+
+def generate_scenes(out_dir: Path, n: int, seed: int, decks: list[str], width: int = 640, height: int = 480,
+                    card_height=(45, 200), max_cards: int = 8, hard: float = 1.0, workers: int = 2,
+                    log=print) -> None:
+    """Render ``n`` random scenes into ``out_dir`` (shards of SHARD_SIZE); skips shards already there."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    shards = [(seed, s, min(SHARD_SIZE, n - s * SHARD_SIZE), list(decks), width, height, tuple(card_height),
+               max_cards, hard) for s in range(math.ceil(n / SHARD_SIZE))]
+    todo = [a for a in shards if not (out_dir / f"shard{a[1]:04d}.npz").exists()]
+    if not todo:
+        return
+
+    def save(args, result):
+        imgs, recs = result
+        tmp = out_dir / f"shard{args[1]:04d}.tmp.npz"
+        np.savez(tmp, images=imgs, ann=np.array(json.dumps(recs)))
+        os.replace(tmp, out_dir / f"shard{args[1]:04d}.npz")
+
+    if workers <= 1:
+        for a in todo:
+            save(a, _render_shard(a))
+            log(f"  rendered shard {a[1] + 1}/{len(shards)}")
+    else:
+        with ProcessPoolExecutor(workers) as pool:
+            for a, res in zip(todo, pool.map(_render_shard, todo)):
+                save(a, res)
+                log(f"  rendered shard {a[1] + 1}/{len(shards)}")
+
+
+def load_scenes(out_dir: Path) -> SceneSet:
+    files = sorted(out_dir.glob("shard*.npz"))
+    files = [f for f in files if ".tmp" not in f.name]
+    if not files:
+        raise FileNotFoundError(f"no rendered scenes in {out_dir}")
+    imgs, recs = [], []
+    for f in files:
+        z = np.load(f)
+        imgs.append(z["images"])
+        recs.extend(json.loads(str(z["ann"])))
+    return SceneSet(np.concatenate(imgs), recs)
+
+
+# ---------------------------------------------------------------------------
+# Detector targets
+
+
+def detector_targets(recs: list[dict], height: int, width: int, x0: int = 0, y0: int = 0,
+                     scale: float = 1.0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Targets for one (cropped, scaled) image of size ``height x width``.
+
+    Returns (heat, heat_weight, reg, reg_weight) on the DET_STRIDE grid:
+    heat is a Gaussian peak per readable index; heat_weight is 0 around
+    indices that are partly hidden (neither clearly present nor absent);
+    reg holds the regression channels (DET_CHANNELS[1:]) near each peak.
+    ``x0, y0`` crop offset and ``scale`` map record coordinates into the image.
+    """
+    gh, gw = height // DET_STRIDE, width // DET_STRIDE
+    heat = np.zeros((gh, gw), np.float32)
+    hw = np.ones((gh, gw), np.float32)
+    reg = np.zeros((8, gh, gw), np.float32)
+    rw = np.zeros((gh, gw), np.float32)
+    ys, xs = np.mgrid[0:gh, 0:gw].astype(np.float32)
+    for r in recs:
+        cx = (r["cx"] * scale - x0) / DET_STRIDE - 0.5  # in cell units; cell j centre at j
+        cy = (r["cy"] * scale - y0) / DET_STRIDE - 0.5
+        h = r["h"] * scale
+        hc = h / DET_STRIDE
+        sigma = max(0.7, 0.2 * hc)
+        rad = int(3 * sigma) + 2
+        jx0, jx1 = max(0, int(cx) - rad), min(gw, int(cx) + rad + 2)
+        jy0, jy1 = max(0, int(cy) - rad), min(gh, int(cy) + rad + 2)
+        if jx1 <= jx0 or jy1 <= jy0:
+            continue
+        d2 = (xs[jy0:jy1, jx0:jx1] - cx) ** 2 + (ys[jy0:jy1, jx0:jx1] - cy) ** 2
+        g = np.exp(-d2 / (2 * sigma ** 2))
+        if r["visible"] >= READABLE_FRACTION:
+            heat[jy0:jy1, jx0:jx1] = np.maximum(heat[jy0:jy1, jx0:jx1], g)
+            # The cell nearest the centre is the positive (focal loss counts cells at exactly 1).
+            px, py = int(round(cx)), int(round(cy))
+            if 0 <= px < gw and 0 <= py < gh:
+                heat[py, px] = 1.0
+            near = g > 0.35
+            a = math.radians(r["angle"])
+            right, down = glyph_axes(r["angle"])
+            dx, dy = r["card_cx"] - r["cx"], r["card_cy"] - r["cy"]
+            u = (dx * right[0] + dy * right[1]) / r["h"]
+            v = (dx * down[0] + dy * down[1]) / r["h"]
+            vals = [math.cos(a), math.sin(a), math.log(h / H_REF), u, v, math.log(r["card_h"] / r["h"])]
+            sub = reg[:, jy0:jy1, jx0:jx1]
+            for c, val in enumerate(vals):
+                sub[c][near] = val
+            sub[6][near] = (cx - xs[jy0:jy1, jx0:jx1])[near]
+            sub[7][near] = (cy - ys[jy0:jy1, jx0:jx1])[near]
+            rw[jy0:jy1, jx0:jx1][near] = np.maximum(rw[jy0:jy1, jx0:jx1][near], g[near])
+        elif r["visible"] >= HIDDEN_FRACTION:
+            hw[jy0:jy1, jx0:jx1][g > 0.1] = 0.0
+    # A readable peak wins over a neighbouring "don't care" zone.
+    hw[heat > 0.1] = 1.0
+    return heat, hw, reg, rw
+
+
+# ---------------------------------------------------------------------------
+# Classifier crops
+
+
+def classifier_crops(scenes: SceneSet, seed: int, jitter_copies: int = 2, negatives_per_image: int = 4
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Index crops with labels: (X uint8 N x PATCH_H x PATCH_W x 3, rank 0..13, suit 0..3 or -1).
+
+    Positives: readable indices, cut with jitter in position, angle and size
+    like the detector's own errors.  Negatives (rank = NOT_INDEX): the same
+    indices turned 90 or 180 degrees (an upside-down 6 is a 9: the classifier
+    must refuse, not guess), hidden indices, and random spots on the
+    table and inside cards (pips, court art, clutter, newspaper print).
+    """
+    rng = np.random.default_rng(seed)
+    X, R, S = [], [], []
+    for img, recs in zip(scenes.images, scenes.indices):
+        H, W = img.shape[:2]
+        for r in recs:
+            if r["visible"] >= READABLE_FRACTION:
+                rank, suit = RANKS.index(r["card"][:-1]), SUITS.index(r["card"][-1])
+                for k in range(jitter_copies):
+                    j = 0.08 if k == 0 else 0.16
+                    c = (r["cx"] + rng.normal(0, j) * r["h"], r["cy"] + rng.normal(0, j) * r["h"])
+                    X.append(crop_index(img, c, r["angle"] + rng.normal(0, 6 if k == 0 else 12),
+                                        r["h"] * math.exp(rng.normal(0, 0.1 if k == 0 else 0.18))))
+                    R.append(rank)
+                    S.append(suit)
+                if rng.random() < 0.5:
+                    turn = float(rng.choice([90.0, 180.0, 270.0]))
+                    X.append(crop_index(img, (r["cx"], r["cy"]), r["angle"] + turn + rng.normal(0, 8), r["h"]))
+                    R.append(NOT_INDEX)
+                    S.append(-1)
+            elif r["visible"] < HIDDEN_FRACTION * 0.5 and 0 <= r["cx"] < W and 0 <= r["cy"] < H:
+                X.append(crop_index(img, (r["cx"], r["cy"]), r["angle"], r["h"]))
+                R.append(NOT_INDEX)
+                S.append(-1)
+        hs = [r["h"] for r in recs] or [20.0]
+        for k in range(negatives_per_image):
+            h = float(rng.choice(hs)) * math.exp(rng.normal(0, 0.2))
+            if k % 2 == 0 and recs:
+                # Inside a card, away from its index: pips and court art.
+                r = recs[int(rng.integers(len(recs)))]
+                t = rng.uniform(0.25, 0.75)
+                c = (r["cx"] + (r["card_cx"] - r["cx"]) * 2 * t + rng.normal(0, 0.1) * r["card_h"],
+                     r["cy"] + (r["card_cy"] - r["cy"]) * 2 * t + rng.normal(0, 0.1) * r["card_h"])
+            else:
+                c = (rng.uniform(0, W), rng.uniform(0, H))
+            if any((c[0] - r["cx"]) ** 2 + (c[1] - r["cy"]) ** 2 < (0.6 * r["h"]) ** 2 for r in recs):
+                continue
+            X.append(crop_index(img, c, rng.uniform(0, 360), h))
+            R.append(NOT_INDEX)
+            S.append(-1)
+    return np.stack(X), np.array(R, np.int64), np.array(S, np.int64)

@@ -1,0 +1,78 @@
+"""The two small networks (PyTorch; training only, never imported at run time).
+
+* :class:`IndexDetector`: fully convolutional; for each 4x4-pixel cell of the
+  scaled image it outputs the channels of ``vision.index_geometry.DET_CHANNELS``
+  (is an index centre here, its angle and size, where its card is).  A
+  one-class "index" detector converges fast on a CPU; the 52-way decision is
+  left to the classifier.
+* :class:`IndexClassifier`: reads one rotation-normalised index crop and
+  outputs 14 rank logits (13 ranks + "not an upright index") and 4 suit logits.
+
+Both use only Conv/BatchNorm/ReLU/MaxPool/Resize/Gemm so that the exported
+ONNX runs through ``cv2.dnn``.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from vision.index_geometry import DET_CHANNELS, NOT_INDEX
+
+
+def _cbr(i: int, o: int, stride: int = 1, dilation: int = 1) -> nn.Sequential:
+    return nn.Sequential(nn.Conv2d(i, o, 3, stride, padding=dilation, dilation=dilation, bias=False),
+                         nn.BatchNorm2d(o), nn.ReLU(inplace=True))
+
+
+class Normalise(nn.Module):
+    """Inputs arrive as BGR in [0, 1] (cv2.dnn.blobFromImage(img, 1/255)); centre them."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return (x - 0.5) * 4.0
+
+
+class IndexDetector(nn.Module):
+    def __init__(self, width: float = 1.0):
+        super().__init__()
+        c1, c2, c3, c4 = (max(8, int(round(c * width))) for c in (16, 24, 40, 64))
+        self.norm = Normalise()
+        self.s1 = _cbr(3, c1, 2)                                  # /2
+        self.s2 = nn.Sequential(_cbr(c1, c2, 2), _cbr(c2, c2))    # /4
+        self.s3 = nn.Sequential(_cbr(c2, c3, 2), _cbr(c3, c3))    # /8
+        self.s4 = nn.Sequential(_cbr(c3, c4, 2), _cbr(c4, c4), _cbr(c4, c4, dilation=2))  # /16
+        self.lat4 = nn.Conv2d(c4, c3, 1)
+        self.m3 = _cbr(c3, c3)
+        self.lat3 = nn.Conv2d(c3, c2, 1)
+        self.m2 = _cbr(c2, c2)
+        self.head = nn.Conv2d(c2, len(DET_CHANNELS), 1)
+        self.up = nn.Upsample(scale_factor=2, mode="nearest")
+        with torch.no_grad():
+            self.head.bias.zero_()
+            self.head.bias[0] = -2.2  # start with a low "index here" prior (focal-loss practice)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.norm(x)
+        f2 = self.s2(self.s1(x))
+        f3 = self.s3(f2)
+        f4 = self.s4(f3)
+        p3 = self.m3(f3 + self.up(self.lat4(f4)))
+        p2 = self.m2(f2 + self.up(self.lat3(p3)))
+        return self.head(p2)
+
+
+class IndexClassifier(nn.Module):
+    def __init__(self, width: float = 1.0):
+        super().__init__()
+        c1, c2, c3 = (max(8, int(round(c * width))) for c in (16, 32, 64))
+        self.norm = Normalise()
+        self.features = nn.Sequential(
+            _cbr(3, c1), nn.MaxPool2d(2),          # 24 x 16
+            _cbr(c1, c2), _cbr(c2, c2), nn.MaxPool2d(2),  # 12 x 8
+            _cbr(c2, c3), _cbr(c3, c3), nn.MaxPool2d(2),  # 6 x 4
+        )
+        self.fc = nn.Sequential(nn.Flatten(), nn.Linear(c3 * 6 * 4, 128), nn.ReLU(inplace=True),
+                                nn.Dropout(0.2), nn.Linear(128, NOT_INDEX + 1 + 4))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(self.features(self.norm(x)))

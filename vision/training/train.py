@@ -1,0 +1,262 @@
+"""Train the card recogniser end to end with one command.
+
+    python -m vision.training.train --config full      # the committed model
+    python -m vision.training.train --config tiny --out /tmp/m   # seconds; what the tests run
+
+Steps: render the deck designs (``vision.synth.decks``), render random
+training scenes from the training designs only (``HELD_OUT`` designs are
+never seen), train the index detector, cut index crops and train the index
+classifier, export both to ONNX (opset 11, runs through ``cv2.dnn``) with a
+``model.json`` holding the decision thresholds.  PyTorch on the CPU, at most
+``--threads`` threads (default 2); no GPU is used even if one is present.
+Rendered data is cached under ``data/train/<config>-<seed>/`` and reused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from vision.index_geometry import DET_LONG_SIDE, NOT_INDEX, PATCH_H, PATCH_W
+from vision.synth.decks import DATA_DIR, HELD_OUT, available_decks, build_face_cache
+from vision.training.data import classifier_crops, detector_targets, generate_scenes, load_scenes
+from vision.training.models import IndexClassifier, IndexDetector
+
+MODEL_DIR = Path(__file__).resolve().parents[1] / "models"
+
+
+@dataclass
+class Config:
+    scenes: int
+    det_steps: int
+    det_batch: int
+    det_crop: int
+    cls_epochs: int
+    cls_batch: int = 128
+    det_width: float = 1.0
+    cls_width: float = 1.0
+    det_lr: float = 3e-3
+    cls_lr: float = 2e-3
+    jitter_copies: int = 2
+    heat_threshold: float = 0.3
+    accept_threshold: float = 0.85
+
+
+CONFIGS = {
+    # For the test suite: proves the pipeline runs, learns nothing useful.
+    "tiny": Config(scenes=16, det_steps=6, det_batch=4, det_crop=160, cls_epochs=1, cls_batch=64,
+                   det_width=0.5, cls_width=0.5),
+    # A first usable model in about half an hour on 2 cores.
+    "quick": Config(scenes=3000, det_steps=2500, det_batch=12, det_crop=288, cls_epochs=6),
+    # The committed model: about 1.5 hours on 2 cores.
+    "full": Config(scenes=8000, det_steps=7000, det_batch=12, det_crop=320, cls_epochs=10),
+}
+
+
+def _log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def _det_batch(scenes, rng: np.random.Generator, cfg: Config):
+    crop = cfg.det_crop
+    xs, heats, hws, regs, rws = [], [], [], [], []
+    for _ in range(cfg.det_batch):
+        i = int(rng.integers(len(scenes.images)))
+        img = scenes.images[i]
+        s = float(np.exp(rng.uniform(np.log(0.6), np.log(1.4))))
+        img = cv2.resize(img, None, fx=s, fy=s, interpolation=cv2.INTER_AREA if s < 1 else cv2.INTER_LINEAR)
+        H, W = img.shape[:2]
+        if H < crop or W < crop:
+            pad = np.zeros((max(H, crop), max(W, crop), 3), np.uint8)
+            pad[:] = img.mean(axis=(0, 1)).astype(np.uint8)
+            pad[:H, :W] = img
+            img, (H, W) = pad, pad.shape[:2]
+        x0 = int(rng.integers(0, (W - crop) // 4 + 1)) * 4
+        y0 = int(rng.integers(0, (H - crop) // 4 + 1)) * 4
+        patch = img[y0:y0 + crop, x0:x0 + crop]
+        heat, hw, reg, rw = detector_targets(scenes.indices[i], crop, crop, x0, y0, s)
+        xs.append(patch)
+        heats.append(heat)
+        hws.append(hw)
+        regs.append(reg)
+        rws.append(rw)
+    x = torch.from_numpy(np.stack(xs)).permute(0, 3, 1, 2).float() / 255.0
+    return (x, torch.from_numpy(np.stack(heats)), torch.from_numpy(np.stack(hws)),
+            torch.from_numpy(np.stack(regs)), torch.from_numpy(np.stack(rws)))
+
+
+def _det_loss(out, heat, hw, reg, rw):
+    logit = out[:, 0]
+    p = torch.sigmoid(logit).clamp(1e-4, 1 - 1e-4)
+    pos = (heat >= 0.999).float()
+    npos = pos.sum().clamp(min=1.0)
+    pos_loss = -(torch.log(p) * (1 - p) ** 2 * pos).sum()
+    neg_loss = -(torch.log(1 - p) * p ** 2 * (1 - heat) ** 4 * (1 - pos) * hw).sum()
+    heat_loss = (pos_loss + neg_loss) / npos
+    w = rw.unsqueeze(1)
+    chan_w = torch.tensor([2.0, 2.0, 1.0, 1.0, 1.0, 0.5, 1.0, 1.0]).view(1, 8, 1, 1)
+    reg_loss = (F.smooth_l1_loss(out[:, 1:], reg, reduction="none", beta=0.1) * w * chan_w).sum() / (
+        rw.sum().clamp(min=1.0))
+    return heat_loss, reg_loss
+
+
+def train_detector(scenes, cfg: Config, seed: int) -> IndexDetector:
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    net = IndexDetector(cfg.det_width)
+    opt = torch.optim.AdamW(net.parameters(), lr=cfg.det_lr, weight_decay=1e-4)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=cfg.det_lr, total_steps=cfg.det_steps, pct_start=0.1)
+    net.train()
+    t0, hl, rl = time.time(), 0.0, 0.0
+    for step in range(cfg.det_steps):
+        batch = _det_batch(scenes, rng, cfg)
+        out = net(batch[0])
+        heat_loss, reg_loss = _det_loss(out, *batch[1:])
+        loss = heat_loss + reg_loss
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+        hl, rl = 0.98 * hl + 0.02 * heat_loss.item(), 0.98 * rl + 0.02 * reg_loss.item()
+        if (step + 1) % 100 == 0 or step + 1 == cfg.det_steps:
+            _log(f"detector step {step + 1}/{cfg.det_steps} heat {hl:.3f} reg {rl:.3f} "
+                 f"({(time.time() - t0) / (step + 1):.2f} s/step)")
+    net.eval()
+    return net
+
+
+def _augment(x: torch.Tensor, g: torch.Generator) -> torch.Tensor:
+    """Photometric jitter per crop (the scenes already carry geometric and lighting variety)."""
+    n = x.shape[0]
+    gain = 1 + (torch.rand(n, 3, 1, 1, generator=g) - 0.5) * 0.3
+    bright = (torch.rand(n, 1, 1, 1, generator=g) - 0.5) * 0.3
+    contrast = 1 + (torch.rand(n, 1, 1, 1, generator=g) - 0.5) * 0.6
+    mean = x.mean(dim=(1, 2, 3), keepdim=True)
+    x = (x - mean) * contrast + mean + bright
+    x = x * gain + torch.randn(x.shape, generator=g) * 0.02
+    return x.clamp(0, 1)
+
+
+def train_classifier(X: np.ndarray, R: np.ndarray, S: np.ndarray, cfg: Config, seed: int) -> IndexClassifier:
+    torch.manual_seed(seed)
+    g = torch.Generator().manual_seed(seed)
+    n = len(X)
+    perm = np.random.default_rng(seed).permutation(n)
+    n_val = max(1, n // 20)
+    val, tr = perm[:n_val], perm[n_val:]
+    Xt = torch.from_numpy(X).permute(0, 3, 1, 2).contiguous()  # uint8, converted per batch
+    Rt, St = torch.from_numpy(R), torch.from_numpy(S)
+    net = IndexClassifier(cfg.cls_width)
+    steps = cfg.cls_epochs * math.ceil(len(tr) / cfg.cls_batch)
+    opt = torch.optim.AdamW(net.parameters(), lr=cfg.cls_lr, weight_decay=1e-4)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=cfg.cls_lr, total_steps=max(1, steps), pct_start=0.15)
+    for epoch in range(cfg.cls_epochs):
+        net.train()
+        order = tr[torch.randperm(len(tr), generator=g).numpy()]
+        tot = 0.0
+        for b in range(0, len(order), cfg.cls_batch):
+            idx = torch.from_numpy(order[b:b + cfg.cls_batch])
+            x = _augment(Xt[idx].float() / 255.0, g)
+            out = net(x)
+            r, s = Rt[idx], St[idx]
+            loss = F.cross_entropy(out[:, :NOT_INDEX + 1], r, label_smoothing=0.05)
+            has_suit = s >= 0
+            if has_suit.any():
+                loss = loss + F.cross_entropy(out[has_suit, NOT_INDEX + 1:], s[has_suit], label_smoothing=0.05)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            tot += loss.item() * len(idx)
+        net.eval()
+        with torch.no_grad():
+            vi = torch.from_numpy(val)
+            out = net(Xt[vi].float() / 255.0)
+            pr = out[:, :NOT_INDEX + 1].argmax(1)
+            ps = out[:, NOT_INDEX + 1:].argmax(1)
+            r, s = Rt[vi], St[vi]
+            ok = (pr == r) & ((s < 0) | (ps == s))
+        _log(f"classifier epoch {epoch + 1}/{cfg.cls_epochs} loss {tot / len(tr):.3f} "
+             f"val acc {ok.float().mean().item():.4f} (n={len(val)})")
+    return net
+
+
+def export_onnx(net: torch.nn.Module, example: torch.Tensor, path: Path, dynamic_hw: bool) -> None:
+    net.eval()
+    kwargs = {}
+    if dynamic_hw:
+        kwargs["dynamic_axes"] = {"input": {2: "h", 3: "w"}, "output": {2: "gh", 3: "gw"}}
+    else:
+        kwargs["dynamic_axes"] = {"input": {0: "n"}, "output": {0: "n"}}
+    torch.onnx.export(net, example, str(path), opset_version=11, input_names=["input"], output_names=["output"],
+                      dynamo=False, **kwargs)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m vision.training.train", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--config", default="full", choices=sorted(CONFIGS))
+    ap.add_argument("--out", type=Path, default=MODEL_DIR, help="where the ONNX files and model.json go")
+    ap.add_argument("--data", type=Path, default=None, help="rendered-scene cache (default data/train/CONFIG-SEED)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--workers", type=int, default=2, help="processes rendering scenes")
+    args = ap.parse_args(argv)
+
+    cfg = CONFIGS[args.config]
+    torch.set_num_threads(args.threads)
+    cv2.setNumThreads(1)
+    t_start = time.time()
+
+    build_face_cache(log=_log)
+    decks = [d for d in available_decks() if d not in HELD_OUT]
+    if not decks:
+        print("no training deck designs installed: run scripts/fetch-art.sh", file=sys.stderr)
+        return 2
+    _log(f"training designs ({len(decks)}): {', '.join(decks)}; held out: {', '.join(HELD_OUT)}")
+
+    data_dir = args.data or DATA_DIR / "train" / f"{args.config}-{args.seed}"
+    _log(f"rendering {cfg.scenes} scenes into {data_dir}")
+    generate_scenes(data_dir, cfg.scenes, args.seed, decks, workers=args.workers, log=_log)
+    scenes = load_scenes(data_dir)
+    _log(f"{len(scenes.images)} scenes, {sum(len(r) for r in scenes.indices)} indices")
+
+    det = train_detector(scenes, cfg, args.seed)
+    X, R, S = classifier_crops(scenes, args.seed + 1, jitter_copies=cfg.jitter_copies)
+    _log(f"{len(X)} classifier crops ({int((R == NOT_INDEX).sum())} negatives)")
+    cls = train_classifier(X, R, S, cfg, args.seed)
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    export_onnx(det, torch.zeros(1, 3, 320, 320), args.out / "index_detector.onnx", dynamic_hw=True)
+    export_onnx(cls, torch.zeros(1, 3, PATCH_H, PATCH_W), args.out / "index_classifier.onnx", dynamic_hw=False)
+    meta = {
+        "detector": "index_detector.onnx",
+        "classifier": "index_classifier.onnx",
+        "det_long_side": DET_LONG_SIDE,
+        "heat_threshold": cfg.heat_threshold,
+        "accept_threshold": cfg.accept_threshold,
+        "config": args.config,
+        "config_values": asdict(cfg),
+        "seed": args.seed,
+        "trained_on": decks,
+        "held_out": list(HELD_OUT),
+        "torch": torch.__version__,
+        "train_seconds": round(time.time() - t_start),
+    }
+    (args.out / "model.json").write_text(json.dumps(meta, indent=1) + "\n")
+    _log(f"wrote {args.out}/index_detector.onnx, index_classifier.onnx, model.json "
+         f"in {time.time() - t_start:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
