@@ -176,6 +176,9 @@ class TwentyTwo(Game):
     def __init__(self, players: tuple[str, ...], options: dict[str, Any], dealer: int):
         # game-long state, needed by the first start_hand (called from Game.__init__)
         self.scoreboard: list[list[Card]] = [[] for _ in players]   # scoring cards face up, by seat
+        self.board: Counter[Card] = Counter()                       # the same cards, counted
+        packs = options["packs"]
+        self.pack = STANDARD_52 if packs == 1 else STANDARD_52.times(packs)
         self.target = options["first_hand_size"]
         self.playoff = False
         self.last_hand: dict | None = None
@@ -189,16 +192,15 @@ class TwentyTwo(Game):
                          f"one pack serves up to {CARDS_PER_PACK_PLAYERS}, use packs={need}", option="packs")
 
     def the_deck(self) -> Deck:
-        packs = self.opt["packs"]
-        return STANDARD_52 if packs == 1 else STANDARD_52.times(packs)
+        return self.pack
 
     def cards_out_of_play(self) -> Counter[Card]:
         """The scoring cards face up in front of the losers (2.4): out for the rest of the game."""
-        return Counter(c for cards in self.scoreboard for c in cards)
+        return Counter(self.board)
 
     def deck_size(self) -> int:
         """|D|: the pack less the scoreboard."""
-        return self.the_deck().size - sum(len(cards) for cards in self.scoreboard)
+        return self.pack.size - sum(self.board.values())
 
     def hand_size(self, target: int, players: int) -> int:
         """H = min(target, |D| // active players) (2.4, T22-6)."""
@@ -283,8 +285,7 @@ class TwentyTwo(Game):
                          f"{'s' if self.stock_left != 1 else ''} left: {self.players[seat]} may exchange at most "
                          f"{self.stock_left}, not {count}")
         if discards is not None:
-            self._check_out_of_deck(discards)
-            self.check_cards(seat, discards)
+            self._check_cards(seat, discards)
         # -- accepted ---------------------------------------------------------------------
         self.exchanges.append({"seat": seat, "count": count, "index": index})
         self.exchange_at = self.exchange_order.index(seat) + 1
@@ -312,21 +313,32 @@ class TwentyTwo(Game):
         return Outcome(message)
 
     # -- card checks -------------------------------------------------------------------------
-    def _check_out_of_deck(self, cards: tuple[Card, ...]) -> None:
-        """Cards on the scoreboard or discarded this hand cannot be played (2.11: deck error)."""
-        self.ledger.check(cards)
-        board = self.cards_out_of_play()
-        copies = self.ledger.deck
-        for card, n in Counter(cards).items():
-            seen = self.ledger.seen[card] + n
-            if seen + board[card] > copies.copies(card):
-                owner = next(s for s in range(self.n) if card in self.scoreboard[s])
-                raise Reject("deck_error", f"{card} is a scoring card face up in front of "
-                             f"{self.players[owner]}: it is out of the deck for the rest of the game",
-                             card=str(card))
-            if seen + board[card] + self.discarded[card] > copies.copies(card):
-                raise Reject("card_discarded", f"{card} was discarded in the exchange: it is out of play "
-                             f"this hand", card=str(card))
+    def _check_cards(self, seat: int, cards: tuple[Card, ...]) -> None:
+        """Like :meth:`Game.check_cards`, and cards on the scoreboard (2.11: a deck error) or
+        discarded this hand cannot be played."""
+        ledger = self.ledger
+        ledger.check(cards)
+        board, discarded = self.board, self.discarded
+        if board or discarded:
+            for card, n in Counter(cards).items():
+                out = board[card] + discarded[card]
+                if out and ledger.seen[card] + n + out > ledger.deck.copies(card):
+                    if ledger.seen[card] + n + board[card] > ledger.deck.copies(card):
+                        owner = next(s for s in range(self.n) if card in self.scoreboard[s])
+                        raise Reject("deck_error", f"{card} is a scoring card face up in front of "
+                                     f"{self.players[owner]}: it is out of the deck for the rest of the game",
+                                     card=str(card))
+                    raise Reject("card_discarded", f"{card} was discarded in the exchange: it is out of play "
+                                 f"this hand", card=str(card))
+        if len(cards) > self.hand_counts[seat]:
+            raise Reject("wrong_card_count",
+                         f"{self.players[seat]} holds only {self.hand_counts[seat]} cards, not {len(cards)}")
+        if self.hands is not None:
+            held = self.hands[seat]
+            for card, count in Counter(cards).items():
+                if held[card] < count:
+                    raise Reject("card_not_in_hand", f"{self.players[seat]} does not hold {card}",
+                                 card=str(card))
 
     # -- plays (2.6, 2.7) ----------------------------------------------------------------------
     def on_play(self, seat: int, cards: tuple[Card, ...], index: int) -> Outcome:
@@ -344,8 +356,7 @@ class TwentyTwo(Game):
             return self._showdown_play(seat, cards, index, closes_exchange)
         if not closes_exchange:
             self.check_turn(seat)
-        self._check_out_of_deck(cards)
-        self.check_cards(seat, cards)
+        self._check_cards(seat, cards)
         played = ranks_of(cards)
         names = _names(cards)
         rule, must_head = self.opt["head_rule"], self.opt["must_head"]
@@ -419,8 +430,7 @@ class TwentyTwo(Game):
                          f"{self.showdown[seat]['card']}")
         if len(cards) != 1:
             raise Reject("wrong_card_count", f"the showdown is one card each, not {len(cards)}")
-        self._check_out_of_deck(cards)
-        self.check_cards(seat, cards)
+        self._check_cards(seat, cards)
         # -- accepted ------------------------------------------------------------------------
         outcome = Outcome(f"{self.players[seat]} shows {cards[0]}")
         if closes_exchange:
@@ -465,6 +475,7 @@ class TwentyTwo(Game):
             if lost:
                 self.scores[seat] += points
                 self.scoreboard[seat].append(shown[seat])
+                self.board[shown[seat]] += 1
             gone = lost and (self.playoff or self.scores[seat] >= self.opt["elim_at"])
             if gone:
                 out_now.append(seat)
