@@ -16,6 +16,7 @@ pattern ends.  Starting a new pattern on the same output cancels the old one.
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass, fields, replace
 from typing import Any, Callable
@@ -29,6 +30,8 @@ __all__ = [
     "BUZZER_PATTERNS",
     "Player",
 ]
+
+log = logging.getLogger(__name__)
 
 Step = tuple[Any, float]
 
@@ -162,49 +165,60 @@ class Player:
             self._pattern = name
             self.last_pattern = name
             self._stopping = stop
+            thread = None
             if self._background:
-                self._thread = threading.Thread(target=self._run, args=(steps, stop), daemon=True,
-                                                name=f"cardtable-{self._name}")
+                thread = self._thread = threading.Thread(
+                    target=self._run, args=(steps, stop), daemon=True, name=f"cardtable-{self._name}")
         self._changed()
-        if self._background:
-            self._thread.start()
+        if thread is not None:
+            thread.start()
         else:
             self._run(steps, stop)
 
     def _run(self, steps: list[Step], stop: threading.Event) -> None:
-        for value, seconds in steps:
-            if stop.is_set():
-                return
-            self._write(value)
-            if seconds > 0 and stop.wait(seconds):
-                return
-        with self._lock:
-            if stop.is_set():
-                return
+        # Every write happens under the lock after checking ``stop``: once
+        # cancel() has set it, this pattern never touches the output again,
+        # so cancel() need not wait for the thread.
+        try:
+            for value, seconds in steps:
+                with self._lock:
+                    if stop.is_set():
+                        return
+                    self._write(value)
+                if seconds > 0 and stop.wait(seconds):
+                    return
+            with self._lock:
+                if stop.is_set():
+                    return
+                self._finish(stop)
+                self._write(self._rest)
+        except Exception:  # a failing pin must not leave a zombie pattern behind
+            log.exception("pattern on %s failed", self._name)
+            with self._lock:
+                self._finish(stop)
+        self._changed()
+
+    def _finish(self, stop: threading.Event) -> None:
+        if self._stopping is stop:
             self._pattern = None
             self._stopping = None
             self._thread = None
-            self._write(self._rest)
-        self._changed()
 
     def cancel(self) -> None:
-        """Stop a running pattern where it is (the output keeps its last value)."""
+        """Stop a running pattern where it is (the output keeps its last value).
+
+        Returns at once: the pattern's thread, if any, ends by itself and
+        writes nothing more.
+        """
         with self._lock:
-            stop, thread = self._stopping, self._thread
-            if stop is not None:
-                stop.set()
-        if thread is not None and thread is not threading.current_thread():
-            thread.join()
-        with self._lock:
-            if self._stopping is stop:
-                self._pattern = None
-                self._stopping = None
-                self._thread = None
+            if self._stopping is not None:
+                self._stopping.set()
+                self._finish(self._stopping)
 
     def stop(self) -> None:
         """Stop a running pattern and show the rest value."""
-        self.cancel()
         with self._lock:
+            self.cancel()
             self._write(self._rest)
 
     def wait(self, timeout: float | None = None) -> bool:

@@ -477,3 +477,22 @@ def test_docstring_examples(module, monkeypatch):
     monkeypatch.chdir(Path(__file__).resolve().parents[1])
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_player_changes_where_a_pattern_ends_and_a_new_pattern_replaces_it():
+    from hardware.patterns import Player
+    writes, first_on = [], threading.Event()
+
+    def write(value):
+        writes.append(value)
+        if value:
+            first_on.set()
+
+    p = Player(write, rest=False, background=True)
+    p.play("long", [(True, 3600), (False, 0)])
+    assert first_on.wait(30)                 # the pattern's thread is under way (guard, not timing)
+    p.rest = True                            # the dealer moved here: no write while the pattern plays
+    assert writes == [False, True] and p.pattern == "long"
+    p.play("short", [(False, 0), (True, 0), (False, 0)])   # cancels the hour-long step at once
+    assert p.wait(30) and p.pattern is None and p.last_pattern == "short"
+    assert writes == [False, True, False, True, False, True]   # ... and ends on the new rest value
