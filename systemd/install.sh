@@ -51,7 +51,7 @@ run() {
 
 # -- which Raspberry Pi OS / Debian release ----------------------------------------------------
 [ -r "$os_release" ] || die "cannot read $os_release: is this Raspberry Pi OS?"
-codename=$(. "$os_release"; echo "${VERSION_CODENAME:-}")
+codename=$(sed -n 's/^VERSION_CODENAME=//p' "$os_release" | tr -d "\"'" | head -n 1)
 constraints=
 case "$codename" in
     bookworm)
