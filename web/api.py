@@ -1,0 +1,143 @@
+"""The JSON API (documented in docs/api.md).
+
+Reading is open to anyone on the network; ``POST /api/events`` needs the
+table PIN (see :mod:`web.auth`).  Errors are JSON ``{"ok": false, "error":
+code, "message": sentence}`` with a 4xx status.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Response, current_app, jsonify, request
+
+from referee.errors import Reject
+from referee.events import parse_event
+from referee.games import GAMES
+
+from cardtable.store import StoreError
+from web import auth, history, join
+from web.errors import ApiError
+from web.protocols import camera_status
+from web.snapshot import describe_signals, verdict_view
+
+bp = Blueprint("api", __name__, url_prefix="/api")
+
+
+def _dash():
+    return current_app.extensions["cardtable"]
+
+
+def games_available() -> list[dict[str, Any]]:
+    return [{"name": cls.name, "title": cls.title, "summary": cls.summary,
+             "min_players": cls.min_players, "max_players": cls.max_players,
+             "option_prefix": cls.option_prefix,
+             "options": [o.describe() for o in cls.options]}
+            for name, cls in sorted(GAMES.items())]
+
+
+def submit_event(event: Any, source: str) -> dict:
+    """Check an event's shape, then send it through the session (stored, judged, pushed).
+
+    Objects that are not events at all (no ``event`` field, an unknown type,
+    a malformed field, a card that does not exist) are refused with 400 and
+    never reach the log; an event that parses is stored and judged, and its
+    verdict (``ok`` false for an illegal move) is the answer.
+    """
+    if not isinstance(event, dict):
+        raise ApiError(400, "not_an_object", "the body must be one JSON object, e.g. {\"event\": \"undo\"}")
+    try:
+        parse_event(event)
+    except Reject as rej:
+        raise ApiError(400, rej.code, rej.message) from None
+    event = {**event, "source": event.get("source") or source}
+    dash = _dash()
+    verdict = dash.session.submit(event)
+    players = list(dash.session.state().get("players") or [])
+    out = verdict_view(players, verdict)
+    out["game_id"] = dash.session.game_id
+    return out
+
+
+@bp.get("/state")
+def state():
+    return jsonify(_dash().session.state())
+
+
+@bp.get("/snapshot")
+def snapshot():
+    return Response(_dash().broker.current, mimetype="application/json")
+
+
+@bp.post("/events")
+def post_event():
+    how = auth.require_change_rights()
+    event = request.get_json(silent=True)
+    if event is None:
+        raise ApiError(400, "bad_json", "the body is not valid JSON")
+    return jsonify(submit_event(event, "api" if how == "pin" else "phone"))
+
+
+@bp.get("/games")
+def games():
+    limit = request.args.get("limit", "100")
+    if not limit.isdigit() or not 1 <= int(limit) <= 1000:
+        raise ApiError(400, "bad_limit", "limit must be a whole number 1-1000")
+    return jsonify({"games": _dash().session.store.games(limit=int(limit))})
+
+
+def load_game(game_id: int) -> tuple[dict, dict]:
+    store = _dash().session.store
+    try:
+        info = store.game(game_id)
+        events = store.events(game_id)
+    except StoreError as exc:
+        raise ApiError(404, "no_such_game", f"there is no game {game_id} at this table") from None
+    return info, history.game_view(history.replay_game(events))
+
+
+@bp.get("/games/<int:game_id>")
+def game(game_id: int):
+    info, view = load_game(game_id)
+    return jsonify({"game": info, "state": view["state"],
+                    "log": [{"index": line["index"], "event": line["event"], "verdict": line["verdict"]}
+                            for line in view["log"]],
+                    "draws": view["draws"], "hands": view["hands"]})
+
+
+@bp.get("/games-available")
+def available():
+    return jsonify({"games": games_available()})
+
+
+@bp.get("/signals")
+def signals():
+    sig = _dash().signals
+    described = describe_signals(sig) if sig is not None else None
+    if described is None:
+        return jsonify({"available": False})
+    return jsonify({"available": True, **described})
+
+
+@bp.get("/camera")
+def camera():
+    return jsonify(camera_status(_dash().camera))
+
+
+@bp.get("/camera.jpg")
+def camera_jpeg():
+    cam = _dash().camera
+    if cam is None:
+        raise ApiError(404, "no_camera", "no camera")
+    try:
+        jpeg = cam.latest_jpeg()
+    except Exception as exc:
+        raise ApiError(503, "camera_error", f"the camera did not answer: {exc}") from None
+    if not jpeg:
+        raise ApiError(404, "no_frame", "the camera has no frame yet")
+    return Response(jpeg, mimetype="image/jpeg", headers={"Cache-Control": "no-store"})
+
+
+@bp.get("/join")
+def join_info():
+    return jsonify({"urls": join.join_urls(request.host_url, _dash().settings.public_url)})
