@@ -391,7 +391,9 @@ class TwentyTwo(Game):
         if not headed and self.hands is None:
             who = self.players[seat]
             self.claims.append(Claim("not_lowest", seat, index, played[-1], self.top,
-                                     message=f"{who}'s {names} did not head and were not his lowest cards"))
+                                     message=f"{who}'s {names} did not head the trick and "
+                                     + ("was not his lowest card" if len(cards) == 1
+                                        else f"were not his {len(cards)} lowest cards")))
             if must_head:
                 self.claims.append(Claim("must_head", seat, index, 0, self.top, list(played),
                                          message=f"{who} played {names} but could have headed "
