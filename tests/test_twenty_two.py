@@ -613,3 +613,22 @@ def test_random_game_is_reproducible():
     a = random_game(GAME, 4, random.Random(7))
     assert a == random_game(GAME, 4, random.Random(7))
     assert judge(a).state()["game_over"]
+
+
+def test_deck_too_small_for_another_hand_ends_the_game():
+    ref = start(first_hand_size=1, elim_at=100)
+    ok(ref, play(0, "2C"))
+    ok(ref, play(1, "3C"))
+    game = ref.table.game                       # as if 48 scoring cards were already out (only with a high elim_at)
+    out = [c for c in game.pack.cards() if str(c) not in ("2C", "3C", "4C", "5C")][:48]
+    game.scoreboard[1].extend(out)
+    game.board.update(out)
+    assert ref.state()["deck_size"] == 4
+    v = ok(ref, play(2, "4C"))                  # the 4C goes out too: 3 cards for 3 players is still a hand
+    assert "game_over" not in v and ref.state()["hand_size"] == 1 and ref.state()["stock_size"] == 0
+    assert ref.state()["phase"] == "showdown"
+    ok(ref, play(0, "5C"))
+    ok(ref, play(1, "2C"))
+    v = ok(ref, play(2, "3C"))                  # P1 loses with 5C: 2 cards left for 3 players
+    assert v["game_over"] and "too small" in v["message"]
+    assert ref.state()["scores"] == [5, 0, 4] and ref.state()["winners"] == [1]

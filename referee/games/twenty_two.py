@@ -48,6 +48,30 @@ when one active player is left (he wins) or none (everyone still in went out
 on the same hand: the lowest total wins, ties shared or decided by playoff
 hands, ``final_tie``).
 
+Rule-book gaps and the defaults chosen here:
+
+* a seat that lets its exchange chance go sends nothing (or ``count`` 0); the
+  next seat's exchange, or the first lead, passes over it;
+* with the hands known, an exchange must name its ``discards`` and the deal its
+  ``stock`` for the hands to stay known; otherwise they become unknown and the
+  hidden-hand rules fall back to flags (the exchange precedes every play);
+* under ``matched_set`` a follower who does not head plays his lowest cards,
+  whatever their ranks;
+* ``tied_loser_dealer=random`` draws from the game so far (same log, same
+  dealer); ``final_tie=playoff`` deals playoff hands to the tied players in
+  which every loser goes out, until one is left;
+* if the deck ever holds fewer cards than there are active players (possible
+  only with a high ``elim_at``), no hand can be dealt: the game ends and the
+  lowest total wins.
+
+Reject codes: ``not_your_turn``, ``wrong_card_count``, ``invalid_combination``
+(a lead of mixed ranks), ``must_keep_card``, ``not_lowest`` and ``must_head``
+(known hands), ``deck_error`` (a scoring card in play), ``card_discarded``,
+``card_already_played``, ``not_in_deck``, ``card_not_in_hand``,
+``already_shown``, ``stock_short``, ``stock_empty``, ``exchange_over``,
+``already_exchanged``, ``exchange_turn_passed``, ``eliminated``, ``bad_deal``,
+``too_late``.  Flags: ``not_lowest``, ``must_head``.
+
 >>> from referee.cards import parse_cards
 >>> def r(text): return ranks_of(parse_cards(text.split()))
 >>> heads(r("6C JD"), r("5C 5H"), "pairwise"), heads(r("5S AH"), r("6C JD"), "pairwise")
@@ -169,8 +193,8 @@ class TwentyTwo(Game):
         Int("elim_at", 22, "Total that eliminates a player (2.8)", minimum=1, maximum=100),
         Choice("final_tie", "shared", "Players tied for the lowest total when all are eliminated at once: "
                "shared win, or playoff hands among them (T22-8)", choices=("shared", "playoff")),
-        Choice("deal_from", "left", "Where the deal starts, clockwise: the dealer's left or right "
-               "(T22-2; cosmetic, shown to the dashboard)", choices=("left", "right")),
+        Choice("deal_from", "left", "Deal order, shown to the dashboard (T22-2; cosmetic): from the dealer's "
+               "left clockwise, or from his right counter-clockwise", choices=("left", "right")),
     )
 
     def __init__(self, players: tuple[str, ...], options: dict[str, Any], dealer: int):
