@@ -51,7 +51,7 @@
       const seatEl = document.createElement("div");
       seatEl.className = "seat";
       seatEl.dataset.seat = seat;
-      seatEl.style.left = `${50 + 40 * Math.cos(a)}%`;
+      seatEl.style.left = `${50 + 37 * Math.cos(a)}%`;
       seatEl.style.top = `${50 + 39 * Math.sin(a)}%`;
       if (s.to_act === seat) seatEl.classList.add("turn");
       if (elim.has(seat)) seatEl.classList.add("out");
@@ -83,13 +83,14 @@
     wrap.append(text("div", name(s, play.seat), "who"));
     if (play.pass) { wrap.append(text("span", "pass", "pass")); return wrap; }
     const cards = play.cards || cardsOf(play.card);
+    const row = document.createElement("div"); row.className = "cards"; wrap.append(row);
     for (const c of cards) {
       const card = Cards.el(c, { button: correctable && play.index !== undefined });
       if (correctable && play.index !== undefined) {
         card.title = "Correct this card";
         card.addEventListener("click", () => openFix(play.index));
       }
-      wrap.append(card);
+      row.append(card);
     }
     return wrap;
   }
@@ -233,7 +234,8 @@
       li.value = line.index;
       li.dataset.index = line.index;
       li.className = line.verdict.ok ? (line.verdict.undone ? "undone" : "ok") : "bad";
-      li.append(text("span", line.words, "what"));
+      // an accepted line's verdict already says what happened; a refused one needs both
+      if (!line.verdict.ok) li.append(text("span", line.words, "what"));
       li.append(text("span", line.verdict.words, "verdict"));
       const ev = line.event && line.event.event;
       if (unlocked && ["play", "draw", "trump", "pass", "bid", "exchange"].includes(ev)) {
