@@ -82,7 +82,8 @@ def _kde(deck: str, file: str, licence: str = "GPL-2+") -> DeckSource:
 # designs, the same as gnome ornamental (held out), so they are left out too;
 # KDE oxygen and oxygen-air print their index at the top centre or right,
 # ancient-egyptians prints its bottom index upright (not turned 180 degrees),
-# and gnome guyenne-classic has no top-left index on its court cards.
+# gnome guyenne-classic has no top-left index on its court cards, and KDE
+# gm-paris is a low-resolution bitmap whose heavy border defeats find_index_box.
 # (KDE future, konqi-modern, xskat-french and gnome orell do not render to
 # single cards with rsvg-convert; build_face_cache skips them with a note.)
 DECKS: tuple[DeckSource, ...] = (
@@ -97,7 +98,7 @@ DECKS: tuple[DeckSource, ...] = (
     _gnome("gnomangelo"), _gnome("neoclassical"), _gnome("orell"),
     _gnome("ornamental"), _gnome("paris"), _gnome("plastic"), _gnome("simplistic"),
     _gnome("tango"), _gnome("tigullio"),
-    _kde("standard", "standard.svgz"), _kde("future", "future.svgz"), _kde("gm-paris", "paris.svgz"),
+    _kde("standard", "standard.svgz"), _kde("future", "future.svgz"),
     _kde("jolly-royal", "jolly-royal.svgz"), _kde("penguins", "penguins.svgz", "GPL-3+"),
     _kde("konqi-modern", "konqi.svgz", "Expat-like"),
     _kde("tigullio-international", "tigullio-international.svgz", "LGPL-2+"),
@@ -106,8 +107,12 @@ DECKS: tuple[DeckSource, ...] = (
 
 #: Whole designs kept out of training and used only by the benchmark and the
 #: held-out accuracy test.  younestouati is the one most like a real casino
-#: deck, so the benchmark says what an unseen everyday design does.
-HELD_OUT: tuple[str, ...] = ("younestouati", "gnome-tango", "gnome-ornamental", "gnome-neoclassical")
+#: deck, so the benchmark says what an unseen everyday design does; tango has
+#: jumbo indices, neoclassical and plastic typefaces unlike the others.
+#: (gnome-tigullio and kde-tigullio-international are one design, as are
+#: gnome-ornamental and KDE nicu-*: never split such a pair across the line.)  (A trained model records the list it was trained
+#: without in its model.json; the benchmark uses that list.)
+HELD_OUT: tuple[str, ...] = ("younestouati", "gnome-tango", "gnome-neoclassical", "gnome-plastic")
 
 _RANK_WORDS = {"A": "1", "J": "jack", "Q": "queen", "K": "king"}
 _SUIT_WORDS = {"C": "club", "D": "diamond", "H": "heart", "S": "spade"}
@@ -220,8 +225,11 @@ def find_index_box(faces: dict[str, np.ndarray]) -> tuple[float, float, float, f
     by, bx = max(2, int(0.02 * h)), max(2, int(0.025 * w))
     region[by:y1, bx:x1] = (freq[by:y1, bx:x1] >= 0.25).astype(np.uint8)
     n, labels, stats, cents = cv2.connectedComponentsWithStats(region, connectivity=8)
+    # Thin long components are border or frame lines, not glyphs (no "10" among A, 2, 3).
     keep = [i for i in range(1, n)
-            if stats[i, cv2.CC_STAT_AREA] >= 4 and cents[i, 0] < 0.22 * w and cents[i, 1] < 0.33 * h]
+            if stats[i, cv2.CC_STAT_AREA] >= 4 and cents[i, 0] < 0.22 * w and cents[i, 1] < 0.33 * h
+            and max(stats[i, cv2.CC_STAT_WIDTH], stats[i, cv2.CC_STAT_HEIGHT])
+            <= 4 * min(stats[i, cv2.CC_STAT_WIDTH], stats[i, cv2.CC_STAT_HEIGHT])]
     if not keep:
         raise ValueError("no corner index found")
     xs0 = min(stats[i, cv2.CC_STAT_LEFT] for i in keep)
@@ -259,6 +267,8 @@ def build_face_cache(face_dir: Path = FACE_DIR, decks: tuple[DeckSource, ...] = 
         if (out / "deck.json").exists():
             ready.append(src.name)
             continue
+        if (out / "skipped.txt").exists():
+            continue  # said once already; delete the folder to try again
         if not src.path.exists():
             log(f"deck {src.name}: art not installed ({src.path}); run scripts/fetch-art.sh")
             continue
@@ -269,15 +279,15 @@ def build_face_cache(face_dir: Path = FACE_DIR, decks: tuple[DeckSource, ...] = 
             try:
                 faces = _render_faces(src, Path(tmp))
             except (subprocess.CalledProcessError, ValueError, cv2.error, AttributeError) as exc:
-                log(f"deck {src.name}: cannot render ({exc}); skipped")
+                _skip(out, f"cannot render ({exc})", log)
                 continue
         if not _faces_are_cards(faces):
-            log(f"deck {src.name}: rendered images are not single cards; skipped")
+            _skip(out, "rendered images are not single cards", log)
             continue
         try:
             box = find_index_box(faces)
         except ValueError as exc:
-            log(f"deck {src.name}: {exc}; skipped")
+            _skip(out, str(exc), log)
             continue
         out.mkdir(parents=True, exist_ok=True)
         for card, img in faces.items():
@@ -287,6 +297,13 @@ def build_face_cache(face_dir: Path = FACE_DIR, decks: tuple[DeckSource, ...] = 
         (out / "deck.json").write_text(json.dumps(meta, indent=1))
         ready.append(src.name)
     return ready
+
+
+def _skip(out: Path, why: str, log) -> None:
+    """Record that a design cannot be used here, so later runs stay quiet."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "skipped.txt").write_text(why + "\n")
+    log(f"deck {out.name}: {why}; skipped")
 
 
 def available_decks(face_dir: Path = FACE_DIR) -> list[str]:

@@ -1,0 +1,132 @@
+"""The scene renderer and its inputs (deck art, table textures): vision/synth/."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from vision.index_geometry import crop_index
+from vision.synth.decks import CARDS, FACE_HEIGHT, HELD_OUT, available_decks, load_deck
+from vision.synth.scene import (CardPlacement, Camera, Hand, Lighting, SceneSpec, random_scene_spec,
+                                render_scene)
+from vision.synth.textures import TABLE_KINDS, make_table
+
+
+@pytest.fixture(scope="module")
+def decks():
+    have = available_decks()
+    needed = ["letele", *HELD_OUT]
+    missing = [d for d in needed if d not in have]
+    if missing:
+        pytest.fail(f"card art not rendered ({', '.join(missing)}): run scripts/fetch-art.sh")
+    return have
+
+
+def test_every_design_has_52_upright_faces_and_a_top_left_index(decks):
+    assert len(decks) >= 12
+    for name in decks:
+        deck = load_deck(name)
+        assert sorted(deck.faces) == sorted(CARDS)
+        for face in deck.faces.values():
+            assert face.shape[0] == FACE_HEIGHT and face.shape[2] == 4
+            assert 0.6 < face.shape[1] / face.shape[0] < 0.8
+        x0, y0, x1, y1 = deck.index_box
+        assert 0 <= x0 < x1 < 0.3 and 0 <= y0 < y1 < 0.45, (name, deck.index_box)
+        h, w = deck.faces["AS"].shape[:2]
+        assert (y1 - y0) * h > 1.3 * (x1 - x0) * w > 0, "an index is a rank above a suit: taller than wide"
+
+
+def test_render_is_deterministic_for_a_seed(decks):
+    spec = random_scene_spec(np.random.default_rng(5), ["letele"], 320, 240)
+    a, ann_a = render_scene(spec, np.random.default_rng(9))
+    b, ann_b = render_scene(spec, np.random.default_rng(9))
+    assert a.shape == (240, 320, 3) and a.dtype == np.uint8
+    assert np.array_equal(a, b)
+    assert [c.card for c in ann_a.cards] == [c.card for c in ann_b.cards]
+
+
+def test_one_upright_card_lands_where_asked_with_both_indices(decks):
+    spec = SceneSpec(400, 300, [CardPlacement("7S", centre=(200, 150), angle=0, height=200, deck="letele")],
+                     table="felt", lighting=Lighting(shadow=0))
+    img, ann = render_scene(spec, np.random.default_rng(0))
+    (card,) = ann.cards
+    x1, y1, x2, y2 = card.box
+    assert abs(y1 - 50) <= 2 and abs(y2 - 250) <= 2
+    assert abs((x1 + x2) / 2 - 200) <= 2 and 0.6 < (x2 - x1) / (y2 - y1) < 0.8
+    tl, br = card.indices
+    assert tl.centre[0] < 200 and tl.centre[1] < 150 and abs(tl.angle) < 1
+    assert br.centre[0] > 200 and br.centre[1] > 150 and abs(abs(br.angle) - 180) < 1
+    assert tl.visible > 0.99 and br.visible > 0.99 and card.readable
+    # Card paper in the middle of the card, dark felt outside it.
+    assert img[150, 200].mean() > 180 or img[100, 150].mean() > 180
+    assert img[10, 10].mean() < 150
+
+
+def test_rotated_card_index_crop_matches_the_unmirrored_face(decks):
+    """Never mirrored: the upright crop of a turned card looks like the face's
+    own corner, not like its mirror image."""
+    deck = load_deck("gnome-anglo")
+    spec = SceneSpec(400, 400, [CardPlacement("7H", (200, 200), angle=137, height=300, deck="gnome-anglo")],
+                     table="plain", lighting=Lighting(shadow=0))
+    img, ann = render_scene(spec, np.random.default_rng(0))
+    for ix in ann.cards[0].indices:
+        crop = crop_index(img, ix.centre, ix.angle, ix.height).astype(np.float32).mean(axis=2)
+        face = deck.faces["7H"]
+        h, w = face.shape[:2]
+        x0, y0, x1, y1 = deck.index_box
+        ref_img = np.zeros((h, w, 3), np.uint8) + 255
+        a = face[:, :, 3:4].astype(np.float32) / 255
+        ref_img = (ref_img * (1 - a) + face[:, :, :3] * a).astype(np.uint8)
+        centre = ((x0 + x1) / 2 * w, (y0 + y1) / 2 * h)
+        ref = crop_index(ref_img, centre, 0, (y1 - y0) * h).astype(np.float32).mean(axis=2)
+        same = np.corrcoef(crop.ravel(), ref.ravel())[0, 1]
+        mirrored = np.corrcoef(crop.ravel(), ref[:, ::-1].ravel())[0, 1]
+        assert same > 0.8 and same > mirrored + 0.1, (same, mirrored)
+
+
+def test_a_card_on_top_hides_the_index_below(decks):
+    under = CardPlacement("2D", (150, 150), 0, 200, "letele")
+    # The second card covers the top-left index of the first.
+    over = CardPlacement("KC", (100, 60), 0, 200, "letele")
+    _, ann = render_scene(SceneSpec(400, 300, [under, over], table="wood"), np.random.default_rng(1))
+    tl, br = ann.cards[0].indices
+    assert tl.visible < 0.05 and br.visible > 0.99
+    assert ann.cards[0].readable  # one index is enough to read a card
+    assert ann.cards[1].visible > 0.5
+
+
+def test_a_hand_occludes_and_effects_keep_the_image_valid(decks):
+    spec = SceneSpec(480, 360, [CardPlacement("QH", (240, 180), 30, 220, "letele")], table="newspaper",
+                     hands=[Hand(centre=(240, 180), angle=0, length=600)],
+                     lighting=Lighting(temperature=0.8, gradient=0.5, glare=[(200, 150, 40, 20, 0.6)]),
+                     camera=Camera(blur=1.0, motion=5, noise=4, jpeg=60, downscale=0.6))
+    img, ann = render_scene(spec, np.random.default_rng(2))
+    assert img.shape == (360, 480, 3)
+    assert ann.cards[0].visible < 0.9
+
+
+def test_bad_specs_are_refused(decks):
+    with pytest.raises(ValueError, match="unknown card"):
+        render_scene(SceneSpec(100, 100, [CardPlacement("1X", (50, 50))]))
+    with pytest.raises(ValueError, match="unknown table kind"):
+        render_scene(SceneSpec(100, 100, [], table="marble"))
+    with pytest.raises(FileNotFoundError, match="not rendered"):
+        render_scene(SceneSpec(100, 100, [CardPlacement("AS", (50, 50), deck="no-such-deck")]))
+
+
+@pytest.mark.parametrize("kind", TABLE_KINDS)
+def test_table_textures(kind):
+    img = make_table(kind, 200, 120, np.random.default_rng(3), clutter=3)
+    assert img.shape == (120, 200, 3) and img.dtype == np.float32
+    assert 0 <= img.min() and img.max() <= 1 and img.std() > 0.005
+
+
+def test_random_specs_cover_one_to_eight_cards_of_one_design(decks):
+    rng = np.random.default_rng(4)
+    counts = set()
+    for _ in range(40):
+        spec = random_scene_spec(rng, ["letele", "gnome-anglo"], 640, 480)
+        counts.add(len(spec.cards))
+        assert len({p.deck for p in spec.cards}) == 1
+        assert len({p.card for p in spec.cards}) == len(spec.cards)  # one deck: no card twice
+    assert counts == set(range(1, 9))
