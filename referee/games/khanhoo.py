@@ -37,7 +37,14 @@ the threshold wins the game and by default takes the pot; otherwise the deal
 passes left and the pot carries over.  A player who cannot pay pays what he
 has and is out (K60-10); the game goes on while two players remain.
 
-``scores`` are chips.  The state also shows the pot and the hand's points.
+State.  ``scores`` are chips.  The state adds ``pot``, ``points`` (this hand's
+points by seat), ``points_total`` (all hands), ``tricks_won``, ``debts`` (bank
+loans under ``bankrupt: borrow``), ``hand_size``, ``packets``,
+``win_threshold`` (for the players in this hand), the ``lead`` and ``trick``
+in progress, ``last_trick`` and ``last_hand`` (its points, payments and pot).
+A hand-ending verdict's ``hand_result`` gives per seat ``points`` (the change
+in chips), ``hand_points``, ``paid``, ``borrowed``, ``pot_won``, ``chips``,
+``bankrupt`` and ``in_hand``.
 
 Face-down discards (``facedown_discards``, K60-6).  With the option on, a
 follower may lay his cards face down.  The camera cannot read them, so the
@@ -523,7 +530,8 @@ class Khanhoo(Game):
             })
         outcome.hand_result = result
         self.last_hand = {"hand_number": self.hand_number, "hand_size": self.hand_size, "top": top,
-                          "points": list(self.points), "paid": paid, "pot": self.pot}
+                          "points": list(self.points), "paid": paid, "paid_in": sum(paid),
+                          "pot_won": won, "pot": self.pot}
         if winners:
             self.end_game(winners)
             outcome.game_over = True
