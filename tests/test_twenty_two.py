@@ -6,7 +6,6 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -329,6 +328,14 @@ def test_known_hand_rejects():
     assert moves(ref) == {(1, ("9H",)), (1, ("KS",))}
     ok(ref, play(1, "9H"))
     ok(ref, play(2, "4C"))                                    # cannot head: lowest is fine
+
+
+def test_no_stock_no_exchange():
+    ref = start(4, dealer=3, first_hand_size=13)           # 52 cards dealt: nothing left to exchange
+    s = ref.state()
+    assert (s["stock_size"], s["phase"], s["to_act"]) == (0, "play", 0)
+    v = rejected(ref, exchange(0, 0), "stock_empty")
+    assert "no stock" in v["message"]
 
 
 def test_showdown_rejects():

@@ -343,11 +343,13 @@ class TwentyTwo(Game):
         ledger = self.ledger
         ledger.check(cards)
         board, discarded = self.board, self.discarded
+        distinct = cards if len(cards) == 1 else tuple(set(cards))
         if board or discarded:
-            for card, n in Counter(cards).items():
-                out = board[card] + discarded[card]
+            for card in distinct:
+                out = board.get(card, 0) + discarded.get(card, 0)
+                n = cards.count(card)
                 if out and ledger.seen[card] + n + out > ledger.deck.copies(card):
-                    if ledger.seen[card] + n + board[card] > ledger.deck.copies(card):
+                    if ledger.seen[card] + n + board.get(card, 0) > ledger.deck.copies(card):
                         owner = next(s for s in range(self.n) if card in self.scoreboard[s])
                         raise Reject("deck_error", f"{card} is a scoring card face up in front of "
                                      f"{self.players[owner]}: it is out of the deck for the rest of the game",
@@ -359,8 +361,8 @@ class TwentyTwo(Game):
                          f"{self.players[seat]} holds only {self.hand_counts[seat]} cards, not {len(cards)}")
         if self.hands is not None:
             held = self.hands[seat]
-            for card, count in Counter(cards).items():
-                if held[card] < count:
+            for card in distinct:
+                if held[card] < cards.count(card):
                     raise Reject("card_not_in_hand", f"{self.players[seat]} does not hold {card}",
                                  card=str(card))
 
@@ -471,6 +473,8 @@ class TwentyTwo(Game):
 
     def _prove_claims(self, seat: int, cards: tuple[Card, ...], outcome: Outcome) -> None:
         """Flag earlier follows of this seat that these cards prove illegal (2.11)."""
+        if not self.claims:
+            return
         shown = [rank_key(c) for c in cards]
         kept = []
         for claim in self.claims:
