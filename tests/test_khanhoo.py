@@ -592,7 +592,8 @@ def test_known_hands_are_checked_at_once():
     ref.submit(play(0, "5H"))
     follows = ref.table.game.legal_moves()
     assert sorted(m["cards"][0] for m in follows) == ["7C", "8C", "9C", "KS"]
-    bad = judge([start(2, hand_size={"2": 4}, win_threshold={"2": 3}), {"event": "deal", "hands": [["5H"] * 3 + ["6H"], hands[1]]}])
+    three_5h = {"event": "deal", "hands": [["5H"] * 3 + ["6H"], hands[1]]}
+    bad = judge([start(2, hand_size={"2": 4}, win_threshold={"2": 3}), three_5h])
     assert bad.verdicts[1]["code"] == "bad_deal"
 
 

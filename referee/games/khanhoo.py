@@ -54,6 +54,21 @@ the cards never contend and do not fix the suit of a court-led single.  With
 the hands known (a ``deal``), the exchange must name its cards in
 ``discards`` so the referee can take them out of the hand.
 
+Gaps the rule book leaves, and the defaults chosen here:
+
+* hand size and threshold follow the players *still in*: after a bankruptcy
+  the next hand is dealt for one player fewer (so options are checked for
+  every count from 2 up to the starting number);
+* a player who pays his last chip exactly stays in; he is out when he owes
+  more than he has (K60-10);
+* ``next_dealer`` top scorer / lowest scorer: ties go to the first of them
+  clockwise from the dealer's left, among the players still in;
+* the pot shared (several winners with a low custom threshold, or
+  ``pot_to: split``) goes in equal whole chips; the odd chips stay in the pot;
+* the game also ends when only one player is left: he wins;
+* ``bankrupt: borrow``: the shortfall is lent by the bank (``debts``), his
+  chips stay at 0, and chips he wins later repay the loan first.
+
 There are no hidden-hand duties in this game (no duty to follow suit or to
 beat, K60-5), so it never raises flags: everything is checked at once.
 
@@ -69,7 +84,6 @@ Lead(kind='sequence', size=3, rank=6, suit='D')
 from __future__ import annotations
 
 from collections import Counter
-from math import comb
 from typing import Any, Iterable, Iterator, NamedTuple
 
 from referee.cards import Card, card_names
@@ -492,8 +506,9 @@ class Khanhoo(Game):
         if reached:
             best = max(measure[s] for s in reached)
             winners = [s for s in reached if measure[s] == best]
+            one = len(winners) == 1
             outcome.message += "; " + " and ".join(self.players[s] for s in winners) + \
-                f" reach{'es' if len(winners) == 1 else ''} {best} of {needed} and win{'s' * (len(winners) == 1)} the game"
+                f" reach{'es' * one} {best} of {needed} and win{'s' * one} the game"
         elif len(still_in) < 2:
             winners = still_in
             outcome.message += f"; {self.players[winners[0]]} is the last player in and wins the game"
