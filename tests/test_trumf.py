@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from helpers import judge, new_game, play, snapshot
 from referee.cards import card_names, parse_card
 from referee.decks import STANDARD_52
-from referee.games.trumf import PIQUET_32, bid_trick_points, game_tricks, trick_winner
+from referee.games.trumf import PIQUET_32, bid_trick_points, game_tricks, rank_value, trick_winner
 from referee.log import Referee, replay
 from referee.simulate import random_game
 
@@ -572,7 +572,7 @@ def game_setups(draw):
     return n, options, draw(st.integers(0, 2 ** 32 - 1)), draw(st.integers(0, n - 1))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(game_setups())
 def test_random_games(setup):
     n, options, seed, dealer = setup
@@ -614,34 +614,39 @@ def test_random_games(setup):
     for key in ("scores", "winners", "tricks", "honours", "game_over", "dealer"):
         assert hstate[key] == state[key]
     assert [v.get("trick_winner") for v in hidden.verdicts if "trick_winner" in v] == tricks
+    # the deal without the stock order: drawn cards unknown, the dealt ones still checked at once
+    partial = replay([{k: v for k, v in e.items() if k != "stock"} for e in log])
+    assert all(v["ok"] and not v.get("flags") for v in partial.verdicts)
+    assert partial.state()["scores"] == state["scores"]
 
 
 # -- hidden-hand soundness: flags only for true breaches, and every provable one (no draws) --------------------------
-def _truth_game(n: int, rng: random.Random, mode: str, revoke_rate: float):
-    """A camera's log of a game where players sometimes revoke, with the truth beside it:
-    (log, true hand before each play by log index)."""
+def _truth_game(n: int, rng: random.Random, options: dict, revoke_rate: float):
+    """A camera's log of a game where players sometimes break their duties, with the truth
+    beside it: (log, referee, {log index: (true hand, lead suit, top trump) before that play})."""
     pack = STANDARD_52.cards()
     rng.shuffle(pack)
     hands = [Counter(pack[i * 7:(i + 1) * 7]) for i in range(n)]
     stock = pack[n * 7:]
     turn_up = stock.pop(0)
     stock.append(turn_up)            # face up at the bottom: drawn last
+    trump = turn_up.suit
     ref = Referee()
-    log = [new_game("trumf", n, dealer=n - 1, stock_mode=mode), {"event": "trump", "card": str(turn_up)}]
+    log = [new_game("trumf", n, dealer=n - 1, **options), {"event": "trump", "card": str(turn_up)}]
     for e in log:
         assert ref.submit(e)["ok"]
-    before: dict[int, Counter] = {}
+    context: dict[int, tuple] = {}
     trick: list = []
     while not ref.table.game.game_over:
-        seat = ref.state()["to_act"]
-        held = [c for c, k in hands[seat].items() if k]
-        lead = trick[0].suit if trick else None
-        legal = [c for c in held if lead is None or c.suit == lead] or held
-        card = rng.choice(held if rng.random() < revoke_rate else legal)
         game = ref.table.game
+        seat = game.to_act
+        held = sorted(c for c, k in hands[seat].items() if k)
+        legal = [c for c in held if game.duty_breach(seat, c, hands[seat]) is None]
+        card = rng.choice(held if rng.random() < revoke_rate else legal)
         if game.duty_breach(seat, card, game.known[seat]) is not None:
-            card = rng.choice(legal)     # a revoke the referee can see at once (the face-up turn-up)
-        before[len(log)] = Counter(hands[seat])
+            card = rng.choice(legal)     # a breach the referee sees at once (the face-up turn-up)
+        top = max((rank_value(c) for c in trick if c.suit == trump), default=0)
+        context[len(log)] = (Counter(hands[seat]), trick[0].suit if trick else None, top)
         event = play(seat, str(card))
         log.append(event)
         verdict = ref.submit(event)
@@ -650,43 +655,47 @@ def _truth_game(n: int, rng: random.Random, mode: str, revoke_rate: float):
         trick.append(card)
         if "trick_winner" in verdict:
             trick = []
-            if mode == "trick_and_draw" and len(stock) >= n and not ref.table.game.game_over:
+            if options["stock_mode"] == "trick_and_draw" and len(stock) >= n and not ref.table.game.game_over:
                 for k in range(n):
                     hands[(verdict["trick_winner"] + k) % n][stock.pop(0)] += 1
-    return log, ref, before
+    return log, ref, context
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.integers(2, 7), st.integers(0, 2 ** 32 - 1), st.sampled_from(["trick_and_draw", "single_hand"]))
-def test_hidden_revokes_flagged_only_when_true(n, seed, mode):
-    rng = random.Random(seed)
-    log, ref, before = _truth_game(n, rng, mode, revoke_rate=0.3)
-    flagged = set()
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(2, 7), st.integers(0, 2 ** 32 - 1), st.sampled_from(["trick_and_draw", "single_hand"]),
+       st.booleans(), st.booleans())
+def test_hidden_breaches_flagged_only_when_true(n, seed, mode, must_trump, must_overtrump):
+    options = {"stock_mode": mode, "must_trump": must_trump, "must_overtrump": must_overtrump}
+    log, ref, context = _truth_game(n, random.Random(seed), options, revoke_rate=0.3)
+    trump = ref.state()["trump"]
+    revokes = set()
     for v in ref.verdicts:
         for f in v.get("flags", []):
-            assert f["code"] == "revoke"
-            lead_event = _lead_of(log, f["refers_to"], n)
-            suit = parse_card(lead_event["cards"][0]).suit
-            # sound: at that play the seat really held a card of the lead suit
-            assert any(c.suit == suit and k for c, k in before[f["refers_to"]].items()), (f, log)
-            flagged.add(f["refers_to"])
+            held, lead, top = context[f["refers_to"]]
+            mine = [c for c, k in held.items() if k]
+            assert f["seat"] == log[f["refers_to"]]["seat"]
+            # sound: at that play the seat really held the card it should have played
+            if f["code"] == "revoke":
+                assert any(c.suit == lead for c in mine), (f, log)
+                revokes.add(f["refers_to"])
+            elif f["code"] == "failed_to_trump":
+                assert must_trump and lead != trump and any(c.suit == trump for c in mine), (f, log)
+            else:
+                assert f["code"] == "failed_to_overtrump" and must_overtrump
+                assert any(c.suit == trump and rank_value(c) > top for c in mine), (f, log)
     if mode == "single_hand":
         # complete without draws: every revoke whose suit the player shows later is flagged
-        for index, held in before.items():
-            lead = _lead_of(log, index, n)
-            if lead is log[index]:
+        for index, (held, lead, _) in context.items():
+            if lead is None:
                 continue
-            suit = parse_card(lead["cards"][0]).suit
-            card = parse_card(log[index]["cards"][0])
-            seat = log[index]["seat"]
-            shows_later = any(e["event"] == "play" and e["seat"] == seat and parse_card(e["cards"][0]).suit == suit
+            card, seat = parse_card(log[index]["cards"][0]), log[index]["seat"]
+            shows_later = any(e["event"] == "play" and e["seat"] == seat and parse_card(e["cards"][0]).suit == lead
                               for e in log[index + 1:])
-            revoked = card.suit != suit and any(c.suit == suit and k for c, k in held.items())
-            assert (index in flagged) == (revoked and shows_later)
+            revoked = card.suit != lead and any(c.suit == lead and k for c, k in held.items())
+            assert (index in revokes) == (revoked and shows_later)
 
 
-def _lead_of(log: list[dict], index: int, n: int) -> dict:
-    """The lead of the trick holding the play at ``index`` (plays come n to a trick)."""
-    plays = [i for i, e in enumerate(log) if e["event"] == "play"]
-    k = plays.index(index)
-    return log[plays[k - k % n]]
+def test_must_trump_on_a_trump_lead_is_one_revoke_not_two():
+    ref = judge(start(2, dealer=1, stock_mode="single_hand", must_trump=True)
+                + [play(0, "AS"), play(1, "2D"), play(0, "AH"), play(1, "3S")])
+    assert [f["code"] for f in last(ref)["flags"]] == ["revoke"]

@@ -38,7 +38,9 @@ Bidding (5.5, optional): after the deal and the turn-up, from the dealer's
 left round to the dealer, each player bids the tricks he will take (in the
 game, or per deal with ``bid_scope`` ``deal``).  Made (at least the bid, or
 exactly it, DK-7): 2 x bid + (tricks - bid) trick points; missed:
-tricks - 2 x |bid - tricks|.  Honours are scored apart.
+tricks - 2 x |bid - tricks|.  Honours are scored apart.  Scores run live:
+each trick adds its point and honours at once; with bidding the trick points
+are added when the bid's scope (the game, or the deal) is over.
 
 Hidden-hand duties (5.8): following suit (and must_trump / must_overtrump)
 depend on unseen cards.  Without known hands a play is never rejected for
@@ -460,7 +462,7 @@ class Trumf(Game):
         if card.suit != lead:
             claims.append(Claim("revoke", seat, index, lead, 0, got,
                                 f"{name} showed out of {SUIT_NAMES[lead]} with {card} while holding one"))
-            if self.opt["must_trump"] and card.suit != trump:
+            if self.opt["must_trump"] and card.suit != trump and lead != trump:
                 claims.append(Claim("failed_to_trump", seat, index, trump, 0, got,
                                     f"{name} discarded {card} while holding a trump"))
         if self.opt["must_overtrump"] and card.suit == trump:
