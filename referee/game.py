@@ -109,6 +109,16 @@ class Game:
         """
         return 14 if card.rank == 1 else card.rank
 
+    @classmethod
+    def draw_deck(cls, options: dict[str, Any]) -> Deck:
+        """The pack the draw for first dealer is made from (it may depend on the options)."""
+        return cls.deck
+
+    @classmethod
+    def draws_again(cls, card: Card, options: dict[str, Any]) -> bool:
+        """A card that does not count in the draw: the seat sets it aside and draws another."""
+        return False
+
     def start_hand(self) -> None:
         """Set up the hand that begins now: hand size, stock, first player."""
         raise NotImplementedError

@@ -52,13 +52,15 @@ class Draw:
                          f"(only seats {', '.join(map(str, self.contenders))} draw again)")
         if seat in self.drawn:
             raise Reject("already_drew", f"seat {seat} has already drawn {self.drawn[seat]} this round")
-        deck = self.game_cls.deck
+        deck = self.game_cls.draw_deck(self.options)
         if deck.copies(card) == 0:
             raise Reject("not_in_deck", f"{card} is not in this game's deck ({deck.name})")
         if sum(1 for c in self.drawn.values() if c == card) >= deck.copies(card):
             raise Reject("card_already_played", f"{card} has already been drawn this round")
-        self.drawn[seat] = card
         self.history.append({"round": self.round, "seat": seat, "card": str(card)})
+        if self.game_cls.draws_again(card, self.options):
+            return Outcome(f"{self.players[seat]} draws {card}, which does not count: draws again"), None
+        self.drawn[seat] = card
         if len(self.drawn) < len(self.contenders):
             return Outcome(f"{self.players[seat]} draws {card}"), None
         key = self.game_cls.draw_key

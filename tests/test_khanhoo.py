@@ -299,7 +299,7 @@ def test_hand_size_and_threshold_tables_are_configurable():
     ({"win_threshold": {"2": 21}}, 2, "win_threshold"),          # unreachable in one hand
     ({"packets": {"3": 0}}, 3, "packets"),
     ({"chips_start": 0}, 3, "chips_start"),
-    ({"court_draw": "redraw"}, 3, "court_draw"),
+    ({"court_draw": "never"}, 3, "court_draw"),
     ({"bankrupt": "jail"}, 3, "bankrupt"),
     ({"trumps": True}, 3, "trumps"),
 ])
@@ -738,3 +738,15 @@ def test_two_players_reaching_a_low_threshold_share_the_win_and_the_pot():
     assert state["game_over"] and state["winners"] == [0, 1]
     assert state["scores"] == [312, 312] and state["pot"] == 1        # the odd chip stays in the pot
     assert [r["pot_won"] for r in last(ref)["hand_result"]] == [2, 2]
+
+
+def test_court_draw_redraw_sets_courts_aside():
+    draw = lambda seat, card: {"event": "draw", "seat": seat, "card": card}  # noqa: E731
+    ref = judge([new_game("khanhoo", 2, dealer=None, court_draw="redraw"), draw(0, "KS"), draw(1, "5H")])
+    assert "draws again" in ref.verdicts[1]["message"]
+    assert ref.state()["phase"] == "draw" and ref.state()["to_act"] == 0
+    ref.submit(draw(0, "3C"))
+    assert ref.state()["dealer"] == 1
+    # by default a court counts above 9 and wins the draw
+    ref = judge([new_game("khanhoo", 2, dealer=None), draw(0, "KS"), draw(1, "9H")])
+    assert ref.state()["dealer"] == 0

@@ -639,3 +639,11 @@ def test_deck_too_small_for_another_hand_ends_the_game():
     v = ok(ref, play(2, "3C"))                  # P1 loses with 5C: 2 cards left for 3 players
     assert v["game_over"] and "too small" in v["message"]
     assert ref.state()["scores"] == [5, 0, 4] and ref.state()["winners"] == [1]
+
+
+def test_draw_with_two_packs_allows_the_same_card_twice():
+    draw = lambda seat, card: {"event": "draw", "seat": seat, "card": card}  # noqa: E731
+    ref = judge([new_game("twenty-two", 7, dealer=None, packs=2)] + [draw(s, c) for s, c in
+                 enumerate(["KC", "KC", "2D", "3D", "4D", "5D", "6D"])])
+    assert all(v["ok"] for v in ref.verdicts), [v for v in ref.verdicts if not v["ok"]]
+    assert ref.state()["draw"]["contenders"] == [0, 1]       # the two kings tie and draw again

@@ -320,15 +320,16 @@ class Khanhoo(Game):
             if options["threshold"] == "per_hand" and needed[n] > size[n]:
                 raise Reject("bad_option", f"option 'win_threshold' {needed[n]} for {n} players can never be "
                              f"reached in a hand of {size[n]} points", option="win_threshold")
-        if options["court_draw"] != "high":
-            raise Reject("bad_option", "option 'court_draw' 'redraw' is not available: the draw for first "
-                         "dealer ranks cards without the game's options (courts count above 9)",
-                         option="court_draw")
 
     @classmethod
     def draw_key(cls, card: Card) -> int:
         """The draw for first dealer (3.3, K60-9): A low ... 9, every court above 9, courts tie."""
         return 10 if card.is_court else card.rank
+
+    @classmethod
+    def draws_again(cls, card: Card, options: dict[str, Any]) -> bool:
+        """With ``court_draw = "redraw"`` a court drawn for first dealer is set aside (K60-9)."""
+        return options["court_draw"] == "redraw" and card.is_court
 
     # -- the hand (3.3) ------------------------------------------------------------------------
     def start_hand(self) -> None:

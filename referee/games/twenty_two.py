@@ -218,6 +218,11 @@ class TwentyTwo(Game):
     def the_deck(self) -> Deck:
         return self.pack
 
+    @classmethod
+    def draw_deck(cls, options: dict[str, Any]) -> Deck:
+        """With several packs the same card can be drawn twice in one round of the draw."""
+        return STANDARD_52.times(options["packs"])
+
     def cards_out_of_play(self) -> Counter[Card]:
         """The scoring cards face up in front of the losers (2.4): out for the rest of the game."""
         return Counter(self.board)
