@@ -321,7 +321,7 @@ class Trumf(Game):
                          f"{SUIT_NAMES[self.trump]} are trumps for the whole game")
         self.ledger.check([card])
         for seat in range(self.n):
-            if self.known[seat][card]:
+            if self.known[seat].get(card):
                 raise Reject("not_in_stock", f"{card} was dealt to {self.seat_name(seat)}: the trump card "
                              "is turned from the stock")
         if self.stock_known is not None and self.stock_known[0] != card:
@@ -381,10 +381,11 @@ class Trumf(Game):
         # -- accepted: from here on, change the position
         outcome = Outcome(f"{self.players[seat]} {'leads' if not self.trick else 'plays'} {card}")
         self._test_claims(seat, card, index, outcome)
-        if self.known[seat][card]:
-            self.known[seat][card] -= 1
-            if not self.known[seat][card]:
-                del self.known[seat][card]
+        mine = self.known[seat]
+        if mine.get(card):
+            mine[card] -= 1
+            if not mine[card]:
+                del mine[card]
         else:
             self.unknown[seat] -= 1
         self.hand_counts[seat] -= 1
@@ -408,15 +409,15 @@ class Trumf(Game):
                      "trick's winner", "set_aside": "set aside", "dead": "left in the stock"}[self.turn_up_where]
             raise Reject("card_out_of_play", f"{card} is the turned-up trump card, {where}: it is in nobody's hand",
                          card=str(card))
-        if self.gone[card]:
+        if self.gone.get(card):
             raise Reject("card_already_played", f"{card} was played in an earlier deal", card=str(card))
         self.ledger.check([card])
         for other in range(self.n):
-            if other != seat and self.known[other][card]:
+            if other != seat and self.known[other].get(card):
                 raise Reject("card_not_in_hand", f"{card} is in {self.seat_name(other)}'s hand", card=str(card))
         if self.stock_known is not None and card in self.stock_known:
             raise Reject("card_not_in_hand", f"{card} is still in the stock", card=str(card))
-        if not self.unknown[seat] and not self.known[seat][card]:
+        if not self.unknown[seat] and not self.known[seat].get(card):
             raise Reject("card_not_in_hand", f"{self.seat_name(seat)} does not hold {card}", card=str(card))
 
     def duty_breach(self, seat: int, card: Card, held: Counter[Card]) -> Reject | None:
