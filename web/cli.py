@@ -94,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"serving the dashboard on {server.url}/ ({resumed}; database {config.db})", flush=True)
 
     def _stop(*_: Any) -> None:
+        # end the SSE streams first, so waitress' own shutdown finds its workers free
+        app.extensions["cardtable"].broker.close()
         raise SystemExit(0)
     signal.signal(signal.SIGTERM, _stop)
     try:

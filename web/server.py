@@ -34,6 +34,9 @@ class Server:
         self.port = int(self._server.effective_port)
         self._thread: threading.Thread | None = None
         self._closed = False
+        self._stop = threading.Event()
+        self._running = threading.Event()
+        self._stopped = threading.Event()
 
     @property
     def url(self) -> str:
@@ -41,8 +44,22 @@ class Server:
         return f"http://{host}:{self.port}"
 
     def run(self) -> None:
-        """Serve in the calling thread until :meth:`close` (or KeyboardInterrupt)."""
-        self._server.run()
+        """Serve in the calling thread until :meth:`close` (or KeyboardInterrupt / SystemExit)."""
+        server = self._server
+        self._running.set()
+        try:
+            # waitress' own run() loops until its map is empty; this loop also
+            # stops when asked, so that the sockets are closed here, in the
+            # loop's thread, never under a select() running in another one.
+            while not self._stop.is_set():
+                server.asyncore.loop(timeout=server.adj.asyncore_loop_timeout, map=server._map,
+                                     use_poll=server.adj.asyncore_use_poll, count=1)
+        except (SystemExit, KeyboardInterrupt):
+            pass
+        finally:
+            self._close_channels()
+            self._running.clear()
+            self._stopped.set()
 
     def start(self) -> "Server":
         self._thread = threading.Thread(target=self.run, name=f"waitress:{self.port}", daemon=True)
@@ -58,19 +75,31 @@ class Server:
         if dash is not None:
             # Wakes every worker blocked in an SSE stream, so shutdown can join them.
             dash.broker.close()
-        server = self._server
         logging.getLogger("waitress").setLevel(logging.CRITICAL)   # no tracebacks for cut connections
-        # Closing every dispatcher in the map (the listener, the trigger and
-        # each open connection) empties it, which ends the asyncore loop.
-        while server._map:
-            for channel in list(server._map.values()):
+        self._stop.set()
+        if self._running.is_set() and threading.current_thread() is not self._thread:
+            try:
+                self._server.pull_trigger()         # wake the select() at once
+            except OSError:
+                pass                                # it wakes up within its timeout anyway
+            self._stopped.wait(timeout)
+        else:
+            self._close_channels()
+        self._server.task_dispatcher.shutdown(timeout=timeout)
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+
+    def _close_channels(self) -> None:
+        """Close every dispatcher in the map: the listener, the trigger and each open connection."""
+        server_map = self._server._map
+        while server_map:
+            for fd, channel in list(server_map.items()):
                 try:
                     channel.handle_close()
                 except Exception:
-                    channel.close()
-        server.task_dispatcher.shutdown(timeout=timeout)
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout)
+                    pass
+                if server_map.get(fd) is channel:      # make sure every round makes progress
+                    del server_map[fd]
 
     def __enter__(self) -> "Server":
         return self
