@@ -8,6 +8,7 @@ test says otherwise the dealer is the last seat, so P1 leads the first trick.
 
 from __future__ import annotations
 
+import json
 import random
 from collections import Counter
 
@@ -589,6 +590,7 @@ def test_random_games(setup):
     assert sum(state["tricks"]) == len(tricks) == state["tricks_played"] == state["tricks_in_game"]
     assert state["tricks"] == [tricks.count(s) for s in range(n)]
     assert len(state["hand_counts"]) == n and not any(state["hand_counts"])
+    assert state["open_claims"] == [] and state["phase"] == "over" and json.dumps(state)
     # each honour scored at most once, only honours of the trump suit, only if played
     honours = [c for h in state["honours"] for c in h]
     assert len(honours) == len(set(honours))

@@ -589,6 +589,7 @@ class Trumf(Game):
             result.append(entry)
         outcome.hand_result = result
         outcome.message += "; the deal is played out"
+        self.claims = []            # every card of the deal is out: nothing left to prove
         if over:
             self.dead_cards = self.stock_count + (self.turn_up_where in ("bottom_of_stock", "awaiting_winner",
                                                                            "dead"))
