@@ -441,6 +441,49 @@ def test_deal_rounds_cards_of_earlier_deals_cannot_return():
     rejects(ref, {"event": "trump", "card": "3C"}, "trump_already_turned")
 
 
+def test_deal_rounds_bid_for_the_game_is_settled_at_the_end():
+    ref = judge([new_game("trumf", 3, dealer=2, stock_mode="deal_rounds", bidding=True),
+                 full_deal(3, {}, stock_top=["2S"], seed=9)])
+    drive(ref, random.Random(9))
+    results = [v["hand_result"] for v in ref.verdicts if "hand_result" in v]
+    assert len(results) == 2                             # 52 - 21 = 31 left: one more deal of 21
+    assert all(r["trick_points"] == 0 and "bid" not in r for r in results[0])
+    bids = ref.state()["bids"]
+    tricks = ref.state()["tricks"]
+    assert [r["bid"] for r in results[1]] == bids and [r["bid_tricks"] for r in results[1]] == tricks
+    assert [r["trick_points"] for r in results[1]] == [bid_trick_points(b, t) for b, t in zip(bids, tricks)]
+    assert ref.state()["scores"] == [p + h for p, h in zip((r["trick_points"] for r in results[1]),
+                                                            ref.state()["honour_points"])]
+
+
+def test_deal_rounds_deals_the_face_up_turn_up_last_to_the_dealer():
+    """2 players, 2 cards each: 48 cards after the first deal, 12 deals of 4 empty the stock
+    exactly, so the last deal's last card is the turn-up, seen going to that deal's dealer."""
+    ref = judge([new_game("trumf", 2, dealer=1, stock_mode="deal_rounds", hand_size=2),
+                 {"event": "trump", "card": "5S"}])
+    rng = random.Random(6)
+    pack = [c for c in STANDARD_52.cards() if str(c) != "5S"]
+    rng.shuffle(pack)
+    while ref.state()["hand_number"] < 13:
+        seat = ref.state()["to_act"]
+        assert ref.submit(play(seat, str(pack.pop())))["ok"]
+    state = ref.state()
+    assert state["turn_up"] == {"card": "5S", "where": "hand", "seat": state["dealer"]} and state["stock_count"] == 0
+    dealer = state["dealer"]
+    assert state["to_act"] == 1 - dealer
+    rejects(ref, play(1 - dealer, "5S"), "card_not_in_hand")
+    played_turn_up = False
+    while not ref.state()["game_over"]:
+        seat = ref.state()["to_act"]
+        if seat == dealer and not played_turn_up:
+            card, played_turn_up = "5S", True
+        else:
+            card = str(pack.pop())
+        assert ref.submit(play(seat, card))["ok"]
+    assert not pack
+    assert ref.state()["game_over"] and sum(ref.state()["tricks"]) == 26
+
+
 # -- ties (DK-9) --------------------------------------------------------------------------------------------
 TIE_GAME = [play(0, "AH"), play(1, "2H"), play(0, "KH"), play(1, "3H"), play(0, "QH"), play(1, "4H"),
             play(0, "JH"), play(1, "5H"), play(0, "6H"), play(1, "QS")]

@@ -462,7 +462,7 @@ class Trumf(Game):
         claims = []
         if card.suit != lead:
             claims.append(Claim("revoke", seat, index, lead, 0, got,
-                                f"{name} showed out of {SUIT_NAMES[lead]} with {card} while holding one"))
+                                f"{name} showed out of {SUIT_NAMES[lead]} with {card} while holding a {SUIT_NAMES[lead][:-1]}"))
             if self.opt["must_trump"] and card.suit != trump and lead != trump:
                 claims.append(Claim("failed_to_trump", seat, index, trump, 0, got,
                                     f"{name} discarded {card} while holding a trump"))
