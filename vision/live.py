@@ -1,0 +1,330 @@
+"""The live table: camera frames in, the referee's events out.
+
+:class:`LiveTable` reads frames from a :class:`~vision.sources.CameraFeed`,
+runs the :class:`~vision.observer.Observer` and turns what it sees into events
+submitted to a :class:`cardtable.session.Session` (which stores each event,
+then judges it, then tells the dashboard and the LEDs):
+
+* new cards in one seat's zone, put down together -> ``play`` (seat, cards);
+  during the draw for first dealer, one card per seat -> ``draw``;
+* in trumf, before the first play, a card turned up in the centre -> ``trump``;
+* a card whose best-supported reading changes after its play was sent ->
+  ``amend`` of that play's line with the corrected cards;
+* cards taken away: no event (tricks end by themselves in the referee); the
+  observer forgets them, and if the referee's trick was not complete a warning
+  says so.
+
+Attribution is by zone and is *checked*, never guessed: a play from a seat
+that is not the referee's ``to_act`` is sent as seen (the referee judges it:
+usually ``not_your_turn``) and a warning tells the dashboard; cards straddling
+two zones, or lying off the table or in the centre, give a warning and no event.
+Passes, bids and exchange counts come from the buttons or the dashboard,
+straight into the same session.
+
+For the dashboard: :meth:`LiveTable.status` (camera, observer, warnings) and
+:meth:`LiveTable.latest_jpeg` (the latest frame with the zones and cards
+drawn).  ``frame_seen(frame)`` is called for every good frame, so the systemd
+watchdog is fed only while frames flow.
+
+Typical use (what ``cardtable run`` does)::
+
+    feed = CameraFeed(make_source(config.source), size=geometry.image_size)
+    live = LiveTable(feed, TableGeometry.from_config(config.geometry), RecogniserReader(), session,
+                     frame_seen=lambda frame: notifier.watchdog())
+    live.start()          # a daemon thread; live.stop() to end it
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import threading
+import time
+from typing import Any, Callable, Protocol
+
+import cv2
+import numpy as np
+
+from vision.card_reader import CardReader
+from vision.observer import Change, Group, Observer, ObserverConfig, Track, sort_cards
+from vision.sources import CameraFeed, Frame, FrameSource
+from vision.table_geometry import TableGeometry
+
+log = logging.getLogger(__name__)
+
+
+class EventSink(Protocol):
+    """What the live table submits to: :class:`cardtable.session.Session`."""
+
+    def submit(self, event: Any) -> dict: ...
+    def state(self) -> dict: ...
+
+
+class LiveTable:
+    """The camera loop (see the module docstring).
+
+    ``source`` is a :class:`CameraFeed` or a raw source (wrapped in one).
+    ``geometry`` is laid out afresh for the current game's number of players
+    (and with the scoreboard zone for twenty-two) unless it already fits.
+    ``clock`` and ``sleep`` are injectable for tests.
+    """
+
+    def __init__(self, source: CameraFeed | FrameSource, geometry: TableGeometry, reader: CardReader,
+                 session: EventSink, config: ObserverConfig | None = None,
+                 frame_seen: Callable[[Frame], None] | None = None,
+                 on_warning: Callable[[dict], None] | None = None,
+                 sleep: Callable[[float], None] = time.sleep, idle_s: float = 0.05, keep_warnings: int = 20):
+        self.feed = source if isinstance(source, CameraFeed) else CameraFeed(source, size=geometry.image_size)
+        self.session = session
+        self.observer = Observer(geometry, reader, config)
+        self.frame_seen = frame_seen
+        self.on_warning = on_warning
+        self._sleep = sleep
+        self._idle_s = idle_s
+        self._lock = threading.Lock()
+        self._latest: Frame | None = None
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self.warnings: collections.deque[dict] = collections.deque(maxlen=keep_warnings)
+        self.sent: list[tuple[dict, dict]] = []       # (event, verdict) sent by the camera
+        self.latencies: list[float] = []              # rest-to-event seconds, in frame time
+        self._game_key: Any = None
+        self._events_by_index: dict[int, dict] = {}   # log line -> the event it now holds (after amends)
+        self.error: str | None = None
+
+    @property
+    def geometry(self) -> TableGeometry:
+        return self.observer.geometry
+
+    # -- the loop --------------------------------------------------------------------
+    def step(self) -> bool:
+        """Process one frame (or find none).  False once a file source has ended."""
+        frame = self.feed.next_frame()
+        if frame is None:
+            return not self.feed.ended
+        with self._lock:
+            self._latest = frame
+        if self.frame_seen is not None:
+            try:
+                self.frame_seen(frame)
+            except Exception:
+                log.exception("frame_seen hook failed")
+        self._fit_geometry()
+        change = self.observer.feed(frame)
+        if change is not None:
+            self._apply(change, frame)
+        return True
+
+    def run(self, stop: threading.Event | None = None) -> None:
+        """Loop until ``stop`` is set (or :meth:`stop`), or a file source ends.
+        Never raises: an unexpected error is logged, shown in the status and the loop goes on."""
+        stop = stop or self._stop
+        while not stop.is_set():
+            try:
+                if not self.step():
+                    break
+            except Exception as exc:  # the table must keep running; show what went wrong
+                log.exception("live table step failed")
+                self.error = f"{type(exc).__name__}: {exc}"
+                self._sleep(self._idle_s)
+                continue
+            if self._latest is None or self.feed.status()["state"] not in ("ok",):
+                self._sleep(self._idle_s)
+
+    def start(self) -> threading.Thread:
+        """Run the loop in a daemon thread."""
+        if self._thread is not None and self._thread.is_alive():
+            return self._thread
+        self._stop.clear()
+        self._thread = threading.Thread(target=self.run, name="live-table", daemon=True)
+        self._thread.start()
+        return self._thread
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+        self.feed.close()
+
+    # -- for the dashboard ------------------------------------------------------------
+    def status(self) -> dict:
+        camera = self.feed.status()
+        observer = self.observer.status()
+        return {"state": camera["state"], "message": camera["message"], "camera": camera,
+                "observer": observer, "warnings": list(self.warnings), "error": self.error,
+                "events_sent": len(self.sent)}
+
+    def latest_jpeg(self, quality: int = 80) -> bytes | None:
+        """The latest frame with the zones and the cards on the table drawn, as JPEG."""
+        with self._lock:
+            frame = self._latest
+        if frame is None:
+            return None
+        image = frame.image.copy()
+        self.geometry.draw(image)
+        for tr in list(self.observer.tracks):
+            x1, y1, x2, y2 = (int(round(v)) for v in tr.box)
+            colour = {"on": (0, 220, 0), "covered": (0, 160, 255), "leaving": (0, 0, 255)}.get(tr.state, (255, 255, 255))
+            cv2.rectangle(image, (x1, y1), (x2, y2), colour, 2)
+            cv2.putText(image, tr.card, (x1 + 2, max(12, y1 - 4)), cv2.FONT_HERSHEY_SIMPLEX, 0.6, colour, 2,
+                        cv2.LINE_AA)
+        state = self.observer.status()["state"]
+        cv2.putText(image, state, (8, image.shape[0] - 10), cv2.FONT_HERSHEY_SIMPLEX, 0.6, (255, 255, 255), 2,
+                    cv2.LINE_AA)
+        ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, int(quality)])
+        return buf.tobytes() if ok else None
+
+    # -- events -----------------------------------------------------------------------
+    def warn(self, code: str, message: str, **details: Any) -> None:
+        item = {"code": code, "message": message, **details}
+        if self._latest is not None:
+            item["t"] = round(self._latest.t, 3)
+        self.warnings.append(item)
+        log.warning("live table: %s", message)
+        if self.on_warning is not None:
+            try:
+                self.on_warning(item)
+            except Exception:
+                log.exception("on_warning hook failed")
+
+    def _submit(self, event: dict, change: Change, frame: Frame) -> dict:
+        verdict = self.session.submit(event)
+        self.sent.append((event, verdict))
+        if event["event"] != "amend":
+            self.latencies.append(frame.t - change.t_rest)
+            if isinstance(verdict.get("index"), int):
+                self._events_by_index[verdict["index"]] = event
+        return verdict
+
+    def _fit_geometry(self) -> None:
+        state = self.session.state()
+        players = state.get("players") or []
+        key = (state.get("game"), len(players))
+        if key == self._game_key or not players:
+            return
+        self._game_key = key
+        g = self.geometry
+        scoreboard = state.get("game") == "twenty-two"
+        if g.seats != len(players) or g.scoreboard != scoreboard:
+            self.observer.geometry = g.with_seats(len(players), scoreboard=scoreboard)
+
+    def _apply(self, change: Change, frame: Frame) -> None:
+        state = self.session.state()
+        if change.removed:
+            names = sort_cards([t.card for t in change.removed])
+            fresh = {t.id for g in change.groups for t in g.tracks}
+            left = [t for t in self.observer.on_table() if t.zone == "seat" and t.id not in fresh]
+            if state.get("trick") and not left:
+                self.warn("taken_early", f"cards taken away ({', '.join(names)}) before the trick was complete",
+                          cards=names)
+            elif left and any(t.zone == "seat" for t in change.removed):
+                self.warn("taken_away", f"cards taken away: {', '.join(names)}; "
+                          f"{len(left)} still on the table", cards=names)
+        for track, old, new in change.relabelled:
+            self._relabel(track, old, new, change, frame)
+        seat_groups = [g for g in change.groups if g.kind == "seat"]
+        for group in self._in_turn_order(seat_groups):
+            self._play(group, change, frame)
+        for group in change.groups:
+            if group.kind == "seat":
+                continue
+            cards = ", ".join(group.cards)
+            if group.kind == "centre":
+                self._centre(group, change, frame)
+            elif group.kind == "scoreboard":
+                pass                      # scoring cards laid face up: never plays
+            elif group.kind == "ambiguous":
+                self.warn("ambiguous_zone", f"{cards} lie across {' and '.join(sorted(set(group.zones)))}: "
+                          "whose play is it? enter it on the dashboard", cards=group.cards)
+            else:
+                self.warn("off_table", f"{cards} lie outside the table zones; no event", cards=group.cards)
+
+    def _in_turn_order(self, groups: list[Group]) -> list[Group]:
+        """Several seats' plays in one look: the referee's seat to act first, then its next, ..."""
+        if len(groups) < 2:
+            return groups
+        out, rest = [], list(groups)
+        to_act = self.session.state().get("to_act")
+        n = max(1, len(self.session.state().get("players") or []) or self.geometry.seats)
+        start = to_act if isinstance(to_act, int) else 0
+        rest.sort(key=lambda g: ((g.seat - start) % n))
+        out.extend(rest)
+        return out
+
+    def _play(self, group: Group, change: Change, frame: Frame) -> None:
+        state = self.session.state()
+        seat, cards = group.seat, group.cards
+        if not state.get("players"):
+            self.warn("no_game", f"{', '.join(cards)} put down by seat {seat}, but no game is started")
+            return
+        if state.get("phase") == "draw":
+            if len(cards) != 1:
+                self.warn("draw_count", f"seat {seat} put down {len(cards)} cards in the draw for dealer; "
+                          "draw one card each", seat=seat, cards=cards)
+                return
+            verdict = self._submit({"event": "draw", "seat": seat, "card": cards[0]}, change, frame)
+            self._mark(group, verdict)
+            return
+        to_act = state.get("to_act")
+        if isinstance(to_act, int) and to_act != seat:
+            players = state.get("players") or []
+            who = players[seat] if seat < len(players) else f"seat {seat}"
+            expected = players[to_act] if to_act < len(players) else f"seat {to_act}"
+            self.warn("not_their_turn", f"{who} (seat {seat}) put down {', '.join(cards)}, but it is "
+                      f"{expected}'s turn (seat {to_act}); sent as seen for the referee to judge",
+                      seat=seat, expected=to_act, cards=cards)
+        verdict = self._submit({"event": "play", "seat": seat, "cards": cards}, change, frame)
+        self._mark(group, verdict)
+        if not verdict.get("ok"):
+            self.warn("rejected", f"seat {seat} {', '.join(cards)}: {verdict.get('message')}",
+                      seat=seat, cards=cards, verdict_code=verdict.get("code"), index=verdict.get("index"))
+
+    def _centre(self, group: Group, change: Change, frame: Frame) -> None:
+        state = self.session.state()
+        if state.get("phase") == "trump" and len(group.tracks) == 1:
+            verdict = self._submit({"event": "trump", "card": group.cards[0]}, change, frame)
+            self._mark(group, verdict)
+            return
+        self.warn("centre", f"{', '.join(group.cards)} put in the centre: not a play "
+                  "(plays go in front of the player); no event", cards=group.cards)
+
+    def _mark(self, group: Group, verdict: dict) -> None:
+        for tr in group.tracks:
+            tr.event_index = verdict.get("index")
+            tr.reported = tr.card
+
+    def _relabel(self, track: Track, old: str, new: str, change: Change, frame: Frame) -> None:
+        if track.event_index is None:
+            track.reported = None
+            return
+        members = [t for t in self.observer.tracks if t.event_index == track.event_index]
+        index = track.event_index
+        original = self._events_by_index.get(index)
+        if original is None:
+            return
+        if original["event"] == "play":
+            replacement = {"event": "play", "seat": original["seat"], "cards": sort_cards([t.card for t in members])}
+        elif original["event"] == "draw":
+            replacement = {"event": "draw", "seat": original["seat"], "card": track.card}
+        elif original["event"] == "trump":
+            replacement = {"event": "trump", "card": track.card}
+        else:
+            return
+        self.warn("relabelled", f"the card read as {old} reads better as {new}: correcting line {index}",
+                  index=index, before=old, after=new)
+        verdict = self._submit({"event": "amend", "index": index, "with": replacement}, change, frame)
+        if verdict.get("ok"):
+            for t in members:
+                t.reported = t.card
+            self._events_by_index[index] = replacement
+
+
+def annotate(image: np.ndarray, geometry: TableGeometry, tracks: list[Track]) -> np.ndarray:
+    """A copy of ``image`` with zones and tracked cards drawn (for tools and docs)."""
+    out = image.copy()
+    geometry.draw(out)
+    for tr in tracks:
+        x1, y1, x2, y2 = (int(round(v)) for v in tr.box)
+        cv2.rectangle(out, (x1, y1), (x2, y2), (0, 220, 0), 2)
+        cv2.putText(out, tr.card, (x1 + 2, max(12, y1 - 4)), cv2.FONT_HERSHEY_SIMPLEX, 0.6, (0, 220, 0), 2)
+    return out
