@@ -229,6 +229,9 @@ def test_example_5_honour_bonus_to_the_captor():
     state = ref.state()
     assert state["scores"] == [0, 0, 0, 9]          # 1 + 5 + 3
     assert state["honours"][3] == ["QS", "AS"] and state["honour_points"] == [0, 0, 0, 8]
+    assert state["last_trick"]["honours"] == [{"card": "QS", "points": 3, "seat": 3},
+                                              {"card": "AS", "points": 5, "seat": 3}]
+    assert "QS 3 to P4, AS 5 to P4" in last(ref)["message"]
 
 
 def test_honours_to_the_holder_option():
@@ -368,7 +371,8 @@ def test_bid_per_deal_with_deal_rounds():
     result = [v for v in ref2.verdicts if "hand_result" in v][0]["hand_result"]
     assert all("bid_made" in r for r in result)
     state = ref2.state()
-    assert state["phase"] == "bidding" and state["dealer"] == 0 and state["to_act"] == 1 and state["bids"] == [None, None]
+    assert state["phase"] == "bidding" and state["dealer"] == 0 and state["to_act"] == 1
+    assert state["bids"] == [None, None]
 
 
 # -- the turn-up options (DK-4) ---------------------------------------------------------------------------------

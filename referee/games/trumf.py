@@ -462,7 +462,8 @@ class Trumf(Game):
         claims = []
         if card.suit != lead:
             claims.append(Claim("revoke", seat, index, lead, 0, got,
-                                f"{name} showed out of {SUIT_NAMES[lead]} with {card} while holding a {SUIT_NAMES[lead][:-1]}"))
+                                f"{name} showed out of {SUIT_NAMES[lead]} with {card} while holding "
+                                f"a {SUIT_NAMES[lead][:-1]}"))
             if self.opt["must_trump"] and card.suit != trump and lead != trump:
                 claims.append(Claim("failed_to_trump", seat, index, trump, 0, got,
                                     f"{name} discarded {card} while holding a trump"))
@@ -524,7 +525,7 @@ class Trumf(Game):
                 self.honours[scorer].append(str(card))
                 self.honours_hand[scorer].append(str(card))
                 self._score(scorer, points)
-                won.append(f"{card} {points} to {self.players[scorer]}")
+                won.append({"card": str(card), "points": points, "seat": scorer})
         self.tricks[winner] += 1
         self.tricks_hand[winner] += 1
         self.bid_tricks[winner] += 1
@@ -532,7 +533,8 @@ class Trumf(Game):
         if not self.opt["bidding"]:
             self._score(winner, 1)
         outcome.trick_winner = winner
-        outcome.message += f"; {self.players[winner]} wins the trick" + (f" ({', '.join(won)})" if won else "")
+        outcome.message += f"; {self.players[winner]} wins the trick" + (" (" + ", ".join(
+            f"{h['card']} {h['points']} to {self.players[h['seat']]}" for h in won) + ")" if won else "")
         self.last_trick = {"winner": winner, "plays": trick_json(self.trick), "honours": won}
         self.trick = []
         if self.opt["stock_mode"] == "trick_and_draw":
