@@ -118,8 +118,9 @@ def test_example_1_known_hands_revoke_is_rejected_at_once():
     assert ok(ref)
     v = rejects(ref, play(1, "AS"), "must_follow_suit")
     assert "2H" in v["message"] and "P2" in v["message"]
+    moves = [m["cards"][0] for m in ref.table.game.legal_moves()]
+    assert "2H" in moves and "AS" not in moves and all(c.endswith("H") for c in moves)
     assert ref.submit(play(1, "2H"))["trick_winner"] == 0
-    assert {"event": "play", "seat": 0, "cards": ["AS"]} not in ref.table.game.legal_moves()
 
 
 def test_example_1_hidden_revoke_is_flagged_when_proven_single_hand():
@@ -241,18 +242,16 @@ def test_honours_to_the_holder_option():
 
 
 def test_example_6_trump_ace_led():
-    hands = {0: ["AS", "2C", "3C", "4C", "5C", "6C", "7C"], 1: ["KS", "2H", "3H", "4H", "5H", "6H", "7H"]}
+    hands = {0: ["AS", "2C", "3C", "4C", "5C", "6C", "7C"], 1: ["KS", "2H", "3H", "4H", "5H", "6H", "7H"],
+             2: ["4S", "8D", "9D", "10D", "JD", "QD", "KD"]}
     ref = judge(start_dealt(3, full_deal(3, hands, stock_top=["9S"]), trump="9S") + [play(0, "AS")])
     assert ok(ref)
     rejects(ref, play(1, "2H"), "must_follow_suit")      # P2 holds a trump: he must follow
     ref.submit(play(1, "KS"))
-    game = ref.table.game
-    follow = [m["cards"][0] for m in game.legal_moves()]
-    spades = [c for c in card_names(game.hands[2]) if c.endswith("S")]
-    assert sorted(follow) == sorted(spades) if spades else len(follow) == 7
-    ref.submit({"event": "play", "seat": 2, "cards": [follow[0]]})
+    assert ref.table.game.legal_moves() == [{"event": "play", "seat": 2, "cards": ["4S"]}]
+    ref.submit(play(2, "4S"))
     assert last(ref)["trick_winner"] == 0
-    assert ref.state()["scores"][0] == 1 + 5 + (3 if follow[0] == "QS" else 4 if follow[0] == "JS" else 0)
+    assert ref.state()["scores"] == [1 + 5, 0, 0]
 
 
 # -- 5.7.7 draw order, 5.7.8 the dead turn-up ---------------------------------------------------------------------
