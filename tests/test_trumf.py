@@ -747,3 +747,11 @@ def test_must_trump_on_a_trump_lead_is_one_revoke_not_two():
     ref = judge(start(2, dealer=1, stock_mode="single_hand", must_trump=True)
                 + [play(0, "AS"), play(1, "2D"), play(0, "AH"), play(1, "3S")])
     assert [f["code"] for f in last(ref)["flags"]] == ["revoke"]
+
+
+def test_draw_for_first_dealer_uses_the_piquet_pack():
+    ref = Referee()
+    ref.submit({"event": "new_game", "game": "trumf", "players": ["A", "B"], "dealer": None,
+                "options": {"deck": "32"}})
+    assert ref.submit({"event": "draw", "seat": 0, "card": "2C"})["code"] == "not_in_deck"
+    assert ref.submit({"event": "draw", "seat": 0, "card": "7C"})["ok"]

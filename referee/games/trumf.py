@@ -206,7 +206,11 @@ class Trumf(Game):
                          "trick_and_draw: the first winner takes the turn-up as his draw", option="trump_card")
 
     def the_deck(self) -> Deck:
-        return PIQUET_32 if self.opt["deck"] == "32" else STANDARD_52
+        return self.draw_deck(self.opt)
+
+    @classmethod
+    def draw_deck(cls, options: dict[str, Any]) -> Deck:
+        return PIQUET_32 if options["deck"] == "32" else STANDARD_52
 
     def __init__(self, players: tuple[str, ...], options: dict[str, Any], dealer: int):
         n = len(players)
