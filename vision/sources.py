@@ -402,6 +402,7 @@ class CameraFeed:
             return False
         self._open = True
         self._retry_at = None
+        self._failures = 0
         if self._state in ("lost", "missing"):
             self.reopened += 1
         return True

@@ -258,11 +258,11 @@ class TableGeometry:
             pts = self.to_px(zone.polygon)
             cv2.polylines(image, [np.round(pts).astype(np.int32).reshape(-1, 1, 2)], True,
                           colours.get(zone.kind, (255, 255, 255)), 1, cv2.LINE_AA)
-            if zone.kind == "seat":
-                inner = self.to_mm(pts).mean(axis=0) * 0.5 + np.array(self.table_mm) * 0.25
-                lx, ly = self.to_px([inner])[0]
-            else:
-                lx, ly = pts.mean(axis=0)
+            mid = np.asarray(zone.polygon, np.float64).mean(axis=0)
+            if zone.kind == "seat":     # toward the edge, away from the shared centre point
+                centre = np.array(self.table_mm) / 2.0
+                mid = centre + (mid - centre) * 1.5
+            lx, ly = self.to_px([mid])[0]
             cv2.putText(image, zone.name, (int(lx) - 20, int(ly)), cv2.FONT_HERSHEY_SIMPLEX, 0.45,
                         colours.get(zone.kind, (255, 255, 255)), 1, cv2.LINE_AA)
         return image
