@@ -85,10 +85,23 @@ def result_rows(players: list[str], hand_result: Any) -> list[dict]:
     if isinstance(hand_result, list):
         for seat, entry in enumerate(hand_result):
             details = entry if isinstance(entry, dict) else {"result": entry}
+            rest = {k: v for k, v in details.items() if k != "points"}
             rows.append({"seat": seat, "name": words.seat_name(players, seat),
-                         "points": details.get("points"),
-                         "details": {k: v for k, v in details.items() if k != "points"}})
+                         "points": details.get("points"), "details": rest, "text": _details_text(rest)})
     elif isinstance(hand_result, dict):
         for key, value in hand_result.items():
-            rows.append({"seat": key, "name": str(key), "points": None, "details": {"result": value}})
+            rows.append({"seat": key, "name": str(key), "points": None, "details": {"result": value},
+                         "text": str(value)})
     return rows
+
+
+def _details_text(details: dict) -> str:
+    """"cards left 1; packed" from a seat's hand result, leaving out what did not happen."""
+    parts = []
+    for key, value in details.items():
+        label = key.replace("_", " ")
+        if value is True:
+            parts.append(label)
+        elif value not in (False, None, 0, [], {}) or key == "cards_left":
+            parts.append(f"{label} {value}")
+    return "; ".join(parts)

@@ -16,7 +16,7 @@ import logging
 import threading
 from typing import Any
 
-from waitress import create_server
+from waitress import create_server, wasyncore
 
 THREADS = 48
 
@@ -95,7 +95,11 @@ class Server:
         while server_map:
             for fd, channel in list(server_map.items()):
                 try:
-                    channel.handle_close()
+                    # the listener's handle_close is asyncore's "unhandled close event" warning
+                    if type(channel).handle_close is wasyncore.dispatcher.handle_close:
+                        channel.close()
+                    else:
+                        channel.handle_close()
                 except Exception:
                     pass
                 if server_map.get(fd) is channel:      # make sure every round makes progress
