@@ -48,7 +48,8 @@ def qr_svg(url: str, standalone: bool = False) -> str:
     """An SVG QR code (dark on white, with its quiet zone); inline in a page, or a file of its own."""
     qr = segno.make(url, error="m")
     if not standalone:
-        return qr.svg_inline(scale=6, dark="#111", light="#fff")
+        # omitsize: a viewBox instead of a fixed size, so CSS can scale it to the screen
+        return qr.svg_inline(scale=6, dark="#111", light="#fff", omitsize=True)
     out = io.BytesIO()
     qr.save(out, kind="svg", scale=6, dark="#111", light="#fff")
     return out.getvalue().decode()
