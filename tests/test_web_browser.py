@@ -207,3 +207,47 @@ def test_a_change_without_the_pin_is_refused(browser, table):
     expect(page.locator("#form-error")).to_have_text("changes need the table PIN")
     assert table.session.state()["log_length"] == 1 and len(table.store.games()) == 1
     ctx.close()
+
+
+@pytest.mark.parametrize("game, check", [
+    ("twenty-two", "scoreboard"),
+    ("khanhoo", "pot"),
+    ("trumf", "trump"),
+])
+def test_every_game_is_drawn_from_its_own_state(browser, table, game, check):
+    """A random game as the camera sees it (hands unknown): seats, scores and the game's own fields."""
+    import random
+
+    from referee.simulate import random_game
+    log = [e for e in random_game(game, 4, random.Random(3), max_events=60) if e["event"] != "deal"]
+    for event in log:
+        table.session.submit(event)
+    state = table.session.state()
+    ctx = browser.new_context(**PHONE)
+    page = ctx.new_page()
+    errors = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(table.url + "/")
+    expect(page.locator("#conn")).to_have_text("live")
+    expect(page.locator(".seat")).to_have_count(4)
+    for seat, points in enumerate(state["scores"]):
+        expect(score(page, seat)).to_have_text(str(points))
+    if check == "scoreboard":
+        cards = [c for seat in state["scoreboard"] for c in seat]
+        assert cards, "the chosen game should have a scoring card by now"
+        for card in cards:
+            expect(page.locator(f'#scores [data-card="{card}"]')).to_have_count(1)
+    elif check == "pot":
+        expect(page.locator(".table-info")).to_contain_text(f"Pot {state['pot']}")
+        expect(page.locator("#scores thead")).to_contain_text("Chips")
+    else:
+        expect(page.locator(f'.table-info [data-card="{state["trump_card"]}"]')).to_be_visible()
+    # the plays of the trick on the table, each card drawn
+    trick = state.get("trick") or []
+    shown = [c for p in trick for c in (p.get("cards") or [p.get("card")]) if c]
+    for card in shown:
+        expect(page.locator(f'#trick [data-card="{card}"]').first).to_be_visible()
+    # the page fits a phone: nothing scrolls sideways
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    assert errors == []
+    ctx.close()

@@ -85,6 +85,17 @@ def make_table(folder: str):
     return store, session, signals
 
 
+def _other_game(folder: str, game: str):
+    import random
+
+    from referee.simulate import random_game
+    session = Session(Store(os.path.join(folder, f"{game}.sqlite")))
+    for event in random_game(game, 4, random.Random(3), max_events=60):
+        if event["event"] != "deal":
+            session.submit(event)
+    return create_app(session, pin=PIN)
+
+
 def main(argv: list[str] | None = None) -> int:
     from playwright.sync_api import expect, sync_playwright
 
@@ -123,6 +134,17 @@ def main(argv: list[str] | None = None) -> int:
                 expect(ref.locator("#overlay rect")).to_have_count(4)
                 time.sleep(0.3)        # let the frame image finish decoding for the picture
                 ref.screenshot(path=f"{out}/camera.png", full_page=True)
+                # the other games, drawn from their own state fields (a random game, hands unknown)
+                for game in ("twenty-two", "khanhoo", "trumf"):
+                    other = _other_game(folder, game)
+                    with serve(other, "127.0.0.1", 0) as other_server:
+                        page = browser.new_context(**phone).new_page()
+                        page.goto(other_server.url + "/")
+                        expect(page.locator("#conn")).to_have_text("live")
+                        page.screenshot(path=f"{out}/live-{game}.png")
+                        page.context.close()
+                    other.extensions["cardtable"].close()
+                    other.extensions["cardtable"].session.store.close()
                 laptop = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
                 laptop.goto(server.url + "/")
                 expect(laptop.locator("#conn")).to_have_text("live")

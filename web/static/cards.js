@@ -28,6 +28,14 @@ const Cards = (() => {
     return span;
   }
 
+  // A face-down card (its back): a play whose cards nobody saw.
+  function back() {
+    const span = document.createElement("span");
+    span.className = "card back";
+    span.title = "face down";
+    return span;
+  }
+
   // Split "3c, 10h TS" into canonical names; returns {cards, bad}.
   function split(text) {
     const cards = [], bad = [];
@@ -78,5 +86,5 @@ const Cards = (() => {
     mark();
   }
 
-  return { parse, isCard, el, split, nearby, picker };
+  return { parse, isCard, el, back, split, nearby, picker };
 })();

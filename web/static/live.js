@@ -11,7 +11,13 @@
   // is shown generically (per-seat lists as score columns, the rest below).
   const KNOWN = new Set(["game", "players", "options", "phase", "hand_number", "dealer", "to_act", "scores",
     "eliminated", "game_over", "winners", "hand_counts", "hands_known", "log_length", "game_id", "trick",
-    "top", "last_trick", "last_card", "draw", "trump", "pot", "scoreboard", "open_claims", "direction"]);
+    "top", "last_trick", "last_card", "draw", "trump", "trump_card", "turn_up", "lead", "lead_suit", "pot",
+    "scoreboard", "showdown", "open_claims", "possible_revokes", "direction", "deal_order"]);
+  // Lists of seats, not one value per seat, even when they happen to have n entries.
+  const SEAT_LISTS = new Set(["deal_order", "eliminated", "winners", "last_card"]);
+  const SUIT_SYMBOL = { C: "♣", D: "♦", H: "♥", S: "♠" };
+  // What a game's scores count (events.md: chips in khanhoo, points elsewhere).
+  const SCORE_UNIT = { khanhoo: "chips" };
 
   const human = (key) => key.replace(/_/g, " ").replace(/^./, (c) => c.toUpperCase());
   const name = (s, seat) => (s.players && s.players[seat] !== undefined ? s.players[seat] : `seat ${seat}`);
@@ -60,13 +66,14 @@
       if (s.dealer === seat) head.prepend(text("span", "D", "dealer-chip"));
       seatEl.append(head);
       const info = [];
-      if (s.scores && s.scores[seat] !== undefined) info.push(`${s.scores[seat]} pts`);
+      if (s.scores && s.scores[seat] !== undefined) info.push(`${s.scores[seat]} ${SCORE_UNIT[s.game] || "pts"}`);
       if (s.hand_counts && s.hand_counts[seat] != null) info.push(`${s.hand_counts[seat]} cards`);
       seatEl.append(text("div", info.join(" · "), "info"));
       if (last.has(seat)) seatEl.append(text("div", "LAST CARD!", "badge warn"));
       if (elim.has(seat)) seatEl.append(text("div", "out", "badge"));
       if (s.to_act === seat && !s.game_over) seatEl.append(text("div", "to play", "badge turn"));
-      if (drawn[seat]) { const d = document.createElement("div"); d.append(Cards.el(drawn[seat], { small: true })); seatEl.append(d); }
+      const shown = drawn[seat] || (s.showdown && s.showdown[seat]);   // draw for dealer, twenty-two's showdown
+      if (shown) { const d = document.createElement("div"); d.append(Cards.el(shown, { small: true })); seatEl.append(d); }
       const board = s.scoreboard && Array.isArray(s.scoreboard) ? s.scoreboard[seat] : null;
       if (board && cardsOf(board).length) {
         const d = document.createElement("div"); d.className = "scoreboard";
@@ -82,8 +89,12 @@
     wrap.className = "play";
     wrap.append(text("div", name(s, play.seat), "who"));
     if (play.pass) { wrap.append(text("span", "pass", "pass")); return wrap; }
-    const cards = play.cards || cardsOf(play.card);
     const row = document.createElement("div"); row.className = "cards"; wrap.append(row);
+    if (play.face_down || (play.cards === null && play.count)) {       // khanhoo's face-down discards
+      for (let i = 0; i < (play.count || 1); i++) row.append(Cards.back());
+      return wrap;
+    }
+    const cards = play.cards || cardsOf(play.card);
     for (const c of cards) {
       const card = Cards.el(c, { button: correctable && play.index !== undefined });
       if (correctable && play.index !== undefined) {
@@ -103,13 +114,19 @@
 
   function renderCentre(s, sn) {
     const info = $("table-info"); info.textContent = "";
-    if (s.trump) {
+    if (s.trump || s.trump_card) {
+      // trump may be a suit ("S"), a card ("4S"), or {"card": ...}; trump_card is the turned-up card
       const t = document.createElement("div"); t.className = "chip";
+      const trump = s.trump && typeof s.trump === "object" ? s.trump.card : s.trump;
       t.append(text("span", "Trump "));
-      const card = typeof s.trump === "object" ? s.trump.card : s.trump;
-      t.append(Cards.isCard(String(card)) ? Cards.el(card, { small: true }) : text("b", String(card)));
+      if (trump && SUIT_SYMBOL[String(trump).toUpperCase()]) t.append(text("b", SUIT_SYMBOL[String(trump).toUpperCase()], "suit-chip" + ("DH".includes(String(trump).toUpperCase()) ? " red" : "")));
+      const card = s.trump_card || (Cards.isCard(String(trump)) ? trump : null);
+      if (card) t.append(Cards.el(card, { small: true }));
+      else if (trump && !SUIT_SYMBOL[String(trump).toUpperCase()]) t.append(text("b", String(trump)));
       info.append(t);
     }
+    if (s.lead && s.lead.kind) info.append(text("div", `Lead: ${s.lead.kind} by ${name(s, s.lead.seat)}`, "chip"));
+    if (s.lead_suit && SUIT_SYMBOL[s.lead_suit]) info.append(text("div", `Led ${SUIT_SYMBOL[s.lead_suit]}`, "chip"));
     if (s.pot !== undefined && s.pot !== null) info.append(text("div", `Pot ${s.pot}`, "chip pot"));
     if (s.top && s.top.category) info.append(text("div", `Top: ${s.top.category.replace(/_/g, " ")} by ${name(s, s.top.seat)}`, "chip"));
     const box = $("trick"); box.textContent = "";
@@ -120,6 +137,8 @@
       box.classList.add("faded");
       for (const p of trickPlays(s.last_trick.plays)) box.append(playEl(s, p, unlocked));
     } else box.classList.remove("faded");
+    // many cards on the table: draw them smaller so they stay inside the felt
+    box.classList.toggle("many", box.querySelectorAll(".card").length > 6);
     if (!box.childElementCount) box.append(text("div", s.phase === "draw" ? "Draw a card each: highest deals" : "No cards on the table", "muted"));
     // the latest trick winner, from the verdicts (works for every game)
     const won = (sn.recent || []).find((l) => l.verdict.ok && !l.verdict.undone && l.verdict.trick_winner !== undefined);
@@ -148,7 +167,7 @@
   function seatColumns(s) {
     const n = (s.players || []).length, cols = [];
     for (const [k, v] of Object.entries(s)) {
-      if (KNOWN.has(k) || !Array.isArray(v) || v.length !== n || n === 0) continue;
+      if (KNOWN.has(k) || SEAT_LISTS.has(k) || !Array.isArray(v) || v.length !== n || n === 0) continue;
       if (v.every((x) => x === null || ["number", "string", "boolean"].includes(typeof x) || Array.isArray(x))) cols.push(k);
     }
     return cols;
@@ -167,7 +186,7 @@
     head.textContent = ""; body.textContent = "";
     const cols = seatColumns(s);
     const hr = document.createElement("tr");
-    for (const h of ["Player", "Score", ...(s.hand_counts ? ["Cards"] : []), ...(s.scoreboard ? ["Scoreboard"] : []), ...cols.map(human)]) hr.append(text("th", h));
+    for (const h of ["Player", SCORE_UNIT[s.game] ? human(SCORE_UNIT[s.game]) : "Score", ...(s.hand_counts ? ["Cards"] : []), ...(s.scoreboard ? ["Scoreboard"] : []), ...cols.map(human)]) hr.append(text("th", h));
     head.append(hr);
     const elim = new Set(s.eliminated || []), winners = new Set(s.winners || []);
     (s.players || []).forEach((p, seat) => {
@@ -196,14 +215,28 @@
       const dd = document.createElement("dd");
       if (Array.isArray(v) && v.every((x) => Cards.isCard(String(x)))) for (const c of v) dd.append(Cards.el(c, { small: true }));
       else if (Cards.isCard(String(v))) dd.append(Cards.el(v, { small: true }));
-      else dd.textContent = typeof v === "object" ? JSON.stringify(v) : String(v);
+      else dd.textContent = typeof v === "object" ? plain(v) : String(v);
       dl.append(dd);
+    }
+    if (s.deal_order && s.deal_order.length) {
+      dl.append(text("dt", "Deal order"));
+      dl.append(text("dd", s.deal_order.map((seat) => name(s, seat)).join(" → ")));
+    }
+    if (s.possible_revokes && s.possible_revokes.length) {
+      dl.append(text("dt", "Possible revokes"));
+      dl.append(text("dd", s.possible_revokes.map((r) => `${name(s, r.seat)}: ${String(r.code).replace(/_/g, " ")} (line ${r.refers_to})`).join("; ")));
     }
     if (s.open_claims && s.open_claims.length) {
       dl.append(text("dt", "Unproven duties"));
       dl.append(text("dd", s.open_claims.map((c) => `${name(s, c.seat)}: ${c.code.replace(/_/g, " ")} (line ${c.refers_to})`).join("; ")));
     }
     $("extras-panel").hidden = !dl.childElementCount;
+  }
+
+  // A game's own nested fields, readable enough without knowing them: "key: value; ..."
+  function plain(v) {
+    if (Array.isArray(v)) return v.map((x) => (x && typeof x === "object" ? plain(x) : String(x))).join(", ");
+    return Object.entries(v).map(([k, x]) => `${k.replace(/_/g, " ")}: ${x && typeof x === "object" ? "[" + plain(x) + "]" : x}`).join("; ");
   }
 
   function renderLeds(sig) {
