@@ -208,3 +208,26 @@ def test_join_page_has_a_qr_code(session):
 def test_unknown_page_is_a_page(client):
     r = client.get("/nowhere")
     assert r.status_code == 404 and "there is nothing at this address" in r.get_data(as_text=True).lower()
+
+
+def test_new_game_form_tables_by_player_count(client, session):
+    unlock(client)
+    defaults = {"opt.khanhoo.hand_size.2": "20", "opt.khanhoo.hand_size.3": "16", "opt.khanhoo.hand_size.4": "15",
+                "opt.khanhoo.hand_size.5": "12"}
+    r = client.post("/new", data={"game": "khanhoo", "players": "A\nB\nC", "dealer": "draw",
+                                  "csrf_token": csrf(client), **defaults, "opt.khanhoo.win_threshold.3": "12"})
+    assert r.status_code == 302
+    event = session.store.events(session.game_id)[0]
+    assert event["options"] == {"win_threshold": {"3": 12}}
+    assert session.state()["options"]["win_threshold"]["3"] == 12
+    r = client.post("/new", data={"game": "khanhoo", "players": "A\nB\nC", "dealer": "0",
+                                  "csrf_token": csrf(client), "opt.khanhoo.packets.3": "two"})
+    assert r.status_code == 400 and "option &#39;packets&#39; for 3 players must be a whole number" in \
+        r.get_data(as_text=True)
+
+
+def test_dealer_choices_cover_the_largest_table(client):
+    from referee.games import GAMES
+    most = max(cls.max_players for cls in GAMES.values())
+    html = client.get("/new").get_data(as_text=True)
+    assert f'<option value="{most - 1}"' in html and f'<option value="{most}"' not in html
