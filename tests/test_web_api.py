@@ -119,6 +119,10 @@ def test_changes_must_be_json(client, session, content_type):
 
 @pytest.mark.parametrize("body, status, error", [
     ("{not json", 400, "bad_json"),
+    ("[" * 30000 + "]" * 30000, 400, "bad_json"),
+    ('{"event": "bid", "seat": 0, "tricks": NaN}', 400, "bad_json"),
+    ('{"event": "bid", "seat": 0, "tricks": 1e400}', 400, "bad_json"),
+    ('\xff\xfe', 400, "bad_json"),
     ("[1, 2]", 400, "not_an_object"),
     ('"undo"', 400, "not_an_object"),
     ('{"seat": 1}', 400, "malformed_event"),

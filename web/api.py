@@ -7,6 +7,7 @@ code, "message": sentence}`` with a 4xx status.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request
@@ -72,10 +73,27 @@ def snapshot():
 @bp.post("/events")
 def post_event():
     how = auth.require_change_rights()
-    event = request.get_json(silent=True)
-    if event is None:
-        raise ApiError(400, "bad_json", "the body is not valid JSON")
-    return jsonify(submit_event(event, "api" if how == "pin" else "phone"))
+    return jsonify(submit_event(read_json_body(), "api" if how == "pin" else "phone"))
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError("number out of range")
+    return value
+
+
+def read_json_body() -> Any:
+    """The request body as strict JSON: no NaN/Infinity, no overflowing numbers,
+    and deep nesting is bad input like any other (never a RecursionError)."""
+    try:
+        return json.loads(request.get_data(cache=True), parse_constant=_no_constants, parse_float=_finite)
+    except (ValueError, RecursionError):
+        raise ApiError(400, "bad_json", "the body is not valid JSON") from None
 
 
 @bp.get("/games")
