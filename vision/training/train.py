@@ -19,6 +19,7 @@ import json
 import math
 import sys
 import time
+import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -198,8 +199,13 @@ def export_onnx(net: torch.nn.Module, example: torch.Tensor, path: Path, dynamic
         kwargs["dynamic_axes"] = {"input": {2: "h", 3: "w"}, "output": {2: "gh", 3: "gw"}}
     else:
         kwargs["dynamic_axes"] = {"input": {0: "n"}, "output": {0: "n"}}
-    torch.onnx.export(net, example, str(path), opset_version=11, input_names=["input"], output_names=["output"],
-                      dynamo=False, **kwargs)
+    # The TorchScript exporter (dynamo=False) writes plain opset-11 graphs that
+    # OpenCV 4.11's dnn module reads; the newer exporter needs opset 18 and
+    # onnxscript.  Its deprecation warning is expected here.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        torch.onnx.export(net, example, str(path), opset_version=11, input_names=["input"],
+                          output_names=["output"], dynamo=False, **kwargs)
 
 
 def main(argv: list[str] | None = None) -> int:
