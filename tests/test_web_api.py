@@ -308,3 +308,28 @@ def test_breaches_are_in_plain_words(client):
     assert v["flag_words"] == ["Breach flagged: Bo led the first hand without the lowest card (line 1)"]
     snap = client.get("/api/snapshot").get_json()
     assert snap["breaches"] == v["flag_words"]
+
+
+def test_a_dashboard_failure_never_reaches_the_table(session, monkeypatch, caplog):
+    """The camera pipeline calls session.submit; the dashboard's listener must not break it."""
+    app = create_app(session, pin=PIN)
+    dash = app.extensions["cardtable"]
+
+    def broken():
+        raise RuntimeError("snapshot bug")
+    monkeypatch.setattr(dash, "snapshot", broken)
+    verdict = session.submit(NEW)
+    assert verdict["ok"] and session.state()["game"] == "big-two"
+    assert "could not push the new table state" in caplog.text
+    dash.close()
+
+
+def test_state_fields_json_cannot_hold_are_shown_as_text():
+    from web.broker import Broker
+
+    class Card:
+        def __str__(self):
+            return "QS"
+    broker = Broker()
+    broker.publish({"state": {"top": Card(), "seen": {"7H"}}})
+    assert json.loads(broker.current)["state"] == {"top": "QS", "seen": "{'7H'}"}

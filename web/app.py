@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any, Callable
 
 from flask import Flask
+
+log = logging.getLogger(__name__)
 
 from web import auth, errors
 from web.broker import Broker
@@ -33,6 +36,15 @@ class Dashboard:
     def republish(self) -> int:
         """Send a freshly built snapshot to every phone."""
         return self.broker.publish(self.snapshot())
+
+    def on_verdict(self) -> None:
+        """The session's listener.  It runs inside ``Session.submit`` of whoever
+        sent the event (the camera pipeline too), so a dashboard bug must be
+        logged here, never raised into the table's event loop."""
+        try:
+            self.republish()
+        except Exception:
+            log.exception("could not push the new table state to the phones")
 
     def close(self) -> None:
         """Stop listening to the session and signals, and end every stream."""
@@ -76,7 +88,7 @@ def create_app(session: Any, *, pin: str, camera: Any = None, signals: Any = Non
     app.extensions["cardtable"] = dash
 
     # Every verdict (from the camera, a phone, a button) reaches every phone.
-    dash._cleanup.append(session.listen(lambda verdict, state: dash.republish()))
+    dash._cleanup.append(session.listen(lambda verdict, state: dash.on_verdict()))
     if signals is not None and hasattr(signals, "when_changed") and signals.when_changed is None:
         # Never take the session's lock here: LED patterns call back from
         # their own threads while the session may be waiting on them.

@@ -50,7 +50,8 @@ class Broker:
         snapshot["seq"] = self.seq
         self.latest = snapshot
         # serialised once, shared by every stream
-        self.current = json.dumps(snapshot, separators=(",", ":"))
+        # default=str: a game field JSON cannot hold (a set, a Card) is shown as text, not a crash
+        self.current = json.dumps(snapshot, separators=(",", ":"), default=str)
         message = (self.seq, self.current)
         for q in list(self._subs):
             try:
