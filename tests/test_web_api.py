@@ -333,3 +333,17 @@ def test_state_fields_json_cannot_hold_are_shown_as_text():
     broker = Broker()
     broker.publish({"state": {"top": Card(), "seen": {"7H"}}})
     assert json.loads(broker.current)["state"] == {"top": "QS", "seen": "{'7H'}"}
+
+
+def test_a_retried_change_is_judged_once(client, session):
+    post(client, NEW)
+    key = {**H, "Idempotency-Key": "phone-1-change-7"}
+    first = post(client, {"event": "play", "seat": 1, "cards": ["3c"]}, headers=key)
+    again = post(client, {"event": "play", "seat": 1, "cards": ["3c"]}, headers=key)
+    assert first.get_json() == again.get_json() and first.get_json()["ok"]
+    assert again.headers["Idempotent-Replayed"] == "true" and "Idempotent-Replayed" not in first.headers
+    assert len(session.store.events(session.game_id)) == 2
+    other = post(client, {"event": "play", "seat": 2, "cards": ["4c"]}, headers={**H, "Idempotency-Key": "k2"})
+    assert other.get_json()["index"] == 2
+    r = post(client, {"event": "undo"}, headers={**H, "Idempotency-Key": "x" * 101})
+    assert r.status_code == 400 and r.get_json()["error"] == "bad_idempotency_key"

@@ -73,7 +73,15 @@ def snapshot():
 @bp.post("/events")
 def post_event():
     how = auth.require_change_rights()
-    return jsonify(submit_event(read_json_body(), "api" if how == "pin" else "phone"))
+    event = read_json_body()
+    key = request.headers.get("Idempotency-Key")
+    if key is not None and not 1 <= len(key) <= 100:
+        raise ApiError(400, "bad_idempotency_key", "Idempotency-Key must be 1-100 characters")
+    reply, repeated = _dash().replies.once(key, lambda: submit_event(event, "api" if how == "pin" else "phone"))
+    response = jsonify(reply)
+    if repeated:
+        response.headers["Idempotent-Replayed"] = "true"
+    return response
 
 
 def _no_constants(name: str) -> Any:

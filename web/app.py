@@ -14,6 +14,7 @@ log = logging.getLogger(__name__)
 
 from web import auth, errors
 from web.broker import Broker
+from web.idempotency import Replies
 from web.settings import WebSettings
 from web.snapshot import build, describe_signals
 
@@ -28,6 +29,7 @@ class Dashboard:
     camera: Any = None                 # see web.protocols.Camera
     signals: Any = None                # see web.protocols.SignalsView
     pin_limiter: auth.PinLimiter | None = None
+    replies: Replies = field(default_factory=Replies)
     _cleanup: list[Callable[[], Any]] = field(default_factory=list)
 
     def snapshot(self) -> dict[str, Any]:

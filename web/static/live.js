@@ -291,14 +291,24 @@
   }
 
   // ---- changes ---------------------------------------------------------------------
+  // One key per change: a retry after a lost answer gets the first verdict
+  // back instead of putting the card in the log twice.
+  const newKey = () => (crypto.randomUUID ? crypto.randomUUID() : `${Date.now()}-${Math.random()}`);
+
+  async function post(event, key) {
+    const init = {
+      method: "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf, "Idempotency-Key": key },
+      body: JSON.stringify(event),
+    };
+    try { return await fetch("/api/events", init); }
+    catch (e) { return await fetch("/api/events", init); }      // one retry on a network error
+  }
+
   async function send(event) {
     const out = $("action-result");
     try {
-      const r = await fetch("/api/events", {
-        method: "POST", credentials: "same-origin",
-        headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
-        body: JSON.stringify(event),
-      });
+      const r = await post(event, newKey());
       const body = await r.json().catch(() => ({ message: `the table answered ${r.status}` }));
       out.hidden = false;
       if (!r.ok) { out.className = "alert bad"; out.textContent = `Not sent: ${body.message}`; return null; }
