@@ -347,3 +347,16 @@ def test_a_retried_change_is_judged_once(client, session):
     assert other.get_json()["index"] == 2
     r = post(client, {"event": "undo"}, headers={**H, "Idempotency-Key": "x" * 101})
     assert r.status_code == 400 and r.get_json()["error"] == "bad_idempotency_key"
+
+
+def test_log_download_replays_to_the_same_state(client, session, tmp_path):
+    from referee.log import replay
+    post(client, NEW)
+    post(client, {"event": "play", "seat": 1, "cards": ["3c"]})
+    post(client, {"event": "amend", "index": 1, "with": {"event": "play", "seat": 1, "cards": ["4c"]}})
+    r = client.get(f"/api/games/{session.game_id}/log.jsonl")
+    assert r.status_code == 200 and r.mimetype == "application/x-ndjson"
+    lines = [json.loads(line) for line in r.get_data(as_text=True).splitlines()]
+    assert len(lines) == 3 and lines[2]["event"] == "amend"
+    assert replay(lines).state() == session.referee.state()
+    assert client.get("/api/games/77/log.jsonl").get_json()["error"] == "no_such_game"

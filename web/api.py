@@ -131,6 +131,20 @@ def game(game_id: int):
                     "draws": view["draws"], "hands": view["hands"]})
 
 
+@bp.get("/games/<int:game_id>/log.jsonl")
+def game_log(game_id: int):
+    """The stored log as JSON Lines, exactly what ``cardtable replay`` reads."""
+    store = _dash().session.store
+    try:
+        events = store.events(game_id)
+        store.game(game_id)
+    except StoreError:
+        raise ApiError(404, "no_such_game", f"there is no game {game_id} at this table") from None
+    body = "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in events)
+    return Response(body, mimetype="application/x-ndjson",
+                    headers={"Content-Disposition": f'attachment; filename="cardtable-game-{game_id}.jsonl"'})
+
+
 @bp.get("/games-available")
 def available():
     return jsonify({"games": games_available()})
