@@ -360,3 +360,13 @@ def test_log_download_replays_to_the_same_state(client, session, tmp_path):
     assert len(lines) == 3 and lines[2]["event"] == "amend"
     assert replay(lines).state() == session.referee.state()
     assert client.get("/api/games/77/log.jsonl").get_json()["error"] == "no_such_game"
+
+
+def test_a_damaged_stored_log_is_said_plainly(client, session):
+    post(client, NEW)
+    post(client, {"event": "play", "seat": 1, "cards": ["3c"]})
+    session.store._db.execute("DELETE FROM events WHERE game_id = ? AND idx = 0", (session.game_id,))
+    for path in (f"/api/games/{session.game_id}", f"/api/games/{session.game_id}/log.jsonl"):
+        r = client.get(path)
+        assert r.status_code == 500 and r.get_json()["error"] == "damaged_log"
+        assert "line 0 is missing" in r.get_json()["message"]

@@ -112,13 +112,21 @@ def games():
     return jsonify({"games": _dash().session.store.games(limit=int(limit))})
 
 
-def load_game(game_id: int) -> tuple[dict, dict]:
+def stored_game(game_id: int) -> tuple[dict, list]:
+    """A stored game's listing and its log; 404 if there is none, 500 if its log is damaged."""
     store = _dash().session.store
     try:
         info = store.game(game_id)
-        events = store.events(game_id)
-    except StoreError as exc:
+    except StoreError:
         raise ApiError(404, "no_such_game", f"there is no game {game_id} at this table") from None
+    try:
+        return info, store.events(game_id)
+    except StoreError as exc:
+        raise ApiError(500, "damaged_log", str(exc)) from None
+
+
+def load_game(game_id: int) -> tuple[dict, dict]:
+    info, events = stored_game(game_id)
     return info, history.game_view(history.replay_game(events))
 
 
@@ -134,12 +142,7 @@ def game(game_id: int):
 @bp.get("/games/<int:game_id>/log.jsonl")
 def game_log(game_id: int):
     """The stored log as JSON Lines, exactly what ``cardtable replay`` reads."""
-    store = _dash().session.store
-    try:
-        events = store.events(game_id)
-        store.game(game_id)
-    except StoreError:
-        raise ApiError(404, "no_such_game", f"there is no game {game_id} at this table") from None
+    _, events = stored_game(game_id)
     body = "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in events)
     return Response(body, mimetype="application/x-ndjson",
                     headers={"Content-Disposition": f'attachment; filename="cardtable-game-{game_id}.jsonl"'})
