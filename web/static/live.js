@@ -69,9 +69,10 @@
       if (s.scores && s.scores[seat] !== undefined) info.push(`${s.scores[seat]} ${SCORE_UNIT[s.game] || "pts"}`);
       if (s.hand_counts && s.hand_counts[seat] != null) info.push(`${s.hand_counts[seat]} cards`);
       seatEl.append(text("div", info.join(" · "), "info"));
-      if (last.has(seat)) seatEl.append(text("div", "LAST CARD!", "badge warn"));
+      if (last.has(seat) && !s.game_over) seatEl.append(text("div", "LAST CARD!", "badge warn"));
       if (elim.has(seat)) seatEl.append(text("div", "out", "badge"));
-      if (s.to_act === seat && !s.game_over) seatEl.append(text("div", "to play", "badge turn"));
+      if (s.to_act === seat && !s.game_over) seatEl.append(text("div", s.phase === "draw" ? "to draw" : "to play", "badge turn"));
+      if (s.game_over && winners.has(seat)) seatEl.append(text("div", "winner", "badge turn"));
       const shown = drawn[seat] || (s.showdown && s.showdown[seat]);   // draw for dealer, twenty-two's showdown
       if (shown) { const d = document.createElement("div"); d.append(Cards.el(shown, { small: true })); seatEl.append(d); }
       const board = s.scoreboard && Array.isArray(s.scoreboard) ? s.scoreboard[seat] : null;
@@ -127,6 +128,10 @@
     }
     if (s.lead && s.lead.kind) info.append(text("div", `Lead: ${s.lead.kind} by ${name(s, s.lead.seat)}`, "chip"));
     if (s.lead_suit && SUIT_SYMBOL[s.lead_suit]) info.append(text("div", `Led ${SUIT_SYMBOL[s.lead_suit]}`, "chip"));
+    if (s.phase === "draw" && s.draw) {
+      const who = (s.draw.contenders || []).map((seat) => name(s, seat)).join(", ");
+      info.append(text("div", `Draw for dealer, round ${s.draw.round}: ${who}`, "chip"));
+    }
     if (s.pot !== undefined && s.pot !== null) info.append(text("div", `Pot ${s.pot}`, "chip pot"));
     if (s.top && s.top.category) info.append(text("div", `Top: ${s.top.category.replace(/_/g, " ")} by ${name(s, s.top.seat)}`, "chip"));
     const box = $("trick"); box.textContent = "";
@@ -193,7 +198,7 @@
       const tr = document.createElement("tr"); tr.dataset.seat = seat;
       if (elim.has(seat)) tr.className = "out";
       if (s.game_over && winners.has(seat)) tr.className = "winner";
-      let label = p + (s.dealer === seat ? " (D)" : "") + (elim.has(seat) ? " — out" : "") + (s.game_over && winners.has(seat) ? " 🏆" : "");
+      let label = p + (s.dealer === seat ? " (D)" : "") + (elim.has(seat) ? " — out" : "") + (s.game_over && winners.has(seat) ? " — winner" : "");
       tr.append(text("td", label));
       tr.append(text("td", s.scores ? String(s.scores[seat]) : "", "score"));
       if (s.hand_counts) tr.append(cell(s.hand_counts[seat]));
