@@ -75,11 +75,14 @@ def unlocked_phone(browser, table):
     return ctx, page
 
 
-def play(page, seat, cards=(), kind="play"):
+def play(page, seat, cards=(), kind="play", line=None):
+    """Enter one event by hand, as a person would; with ``line``, wait until the log shows it."""
     page.select_option("#entry-seat", str(seat))
     for card in cards:
         page.click(f'#entry-picker [data-card="{card}"]')
     page.click(f'#entry .actions button[data-kind="{kind}"]')
+    if line is not None:
+        expect(page.locator(f'#log li[data-index="{line}"]')).to_have_count(1)
 
 
 def score(page, seat):
@@ -110,16 +113,16 @@ def test_a_game_refereed_from_a_phone_is_followed_live_and_corrected(browser, ta
     expect(watcher.locator('#trick [data-card="3C"]')).to_be_visible()
     expect(watcher.locator('.seat[data-seat="1"] .badge.warn')).to_have_text("LAST CARD!")
     expect(watcher.locator('.seat[data-seat="2"]')).to_have_class("seat turn")
-    play(ref, 2, ["5C"])
-    play(ref, 0, ["7C"])
+    play(ref, 2, ["5C"], line=2)
+    play(ref, 0, ["7C"], line=3)
     expect(watcher.locator("#trick .card")).to_have_count(3)
     # tapping a card on the table opens the correction for exactly that line
     ref.click('#trick button[data-card="7C"]')
     expect(ref.locator("#fix-index")).to_have_text("3")
     expect(ref.locator("#fix-cards")).to_have_value("7C")
     ref.click('#fix button[value="cancel"]')
-    play(ref, 1, kind="pass")
-    play(ref, 2, kind="pass")
+    play(ref, 1, kind="pass", line=4)
+    play(ref, 2, kind="pass", line=5)
     expect(watcher.locator("#trick-winner")).to_have_text("Trick won by Ann (line 5)")
     for seat in range(3):
         expect(score(watcher, seat)).to_have_text("0")

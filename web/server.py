@@ -35,6 +35,7 @@ class Server:
         self._thread: threading.Thread | None = None
         self._closed = False
         self._stop = threading.Event()
+        self._shutdown_timeout = 5.0
         self._running = threading.Event()
         self._stopped = threading.Event()
 
@@ -57,6 +58,11 @@ class Server:
         except (SystemExit, KeyboardInterrupt):
             pass
         finally:
+            # Workers first: a worker that finishes a stream pulls the trigger,
+            # which must still be open then.  The streams have ended already
+            # (close() and the CLI's SIGTERM handler close the broker first).
+            self._stop.set()
+            self._server.task_dispatcher.shutdown(timeout=self._shutdown_timeout)
             self._close_channels()
             self._running.clear()
             self._stopped.set()
@@ -71,6 +77,7 @@ class Server:
         if self._closed:
             return
         self._closed = True
+        self._shutdown_timeout = timeout
         dash = getattr(self.app, "extensions", {}).get("cardtable")
         if dash is not None:
             # Wakes every worker blocked in an SSE stream, so shutdown can join them.

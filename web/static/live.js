@@ -356,8 +356,11 @@
         try { event = entryEvent(b.dataset.kind); } catch (e) {
           const out = $("action-result"); out.hidden = false; out.className = "alert bad"; out.textContent = e.message; return;
         }
+        const typed = $("entry-cards").value, seat = $("entry-seat").value;
         const v = await send(event);
-        if (v && v.ok) { $("entry-cards").value = ""; $("entry-cards").dispatchEvent(new Event("input")); seatTouched = false; }
+        // clear only what was sent: the user may already be picking the next play
+        if (v && v.ok && $("entry-cards").value === typed) { $("entry-cards").value = ""; $("entry-cards").dispatchEvent(new Event("input")); }
+        if (v && v.ok && $("entry-seat").value === seat) seatTouched = false;
       });
     }
     $("undo").addEventListener("click", () => send({ event: "undo" }));
