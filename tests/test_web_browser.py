@@ -155,6 +155,16 @@ def test_a_game_refereed_from_a_phone_is_followed_live_and_corrected(browser, ta
     ref.click("#undo")
     expect(ref.locator("#action-result")).to_contain_text("line 6 (play) undone")
     expect(watcher.locator('#log li[data-index="6"]')).to_have_class("undone")
+
+    # Cy did not play the 5C after all but passed: an empty correction turns the play into a pass,
+    # and Ann's 4C (refused above) now beats Bo's 3C
+    ref.click('#log li[data-index="2"] button')
+    expect(ref.locator("#fix-hint")).to_have_text("No card: it was a pass.")
+    ref.fill("#fix-cards", "")
+    ref.click("#fix-ok")
+    expect(correction).to_contain_text("Correction of line 2")
+    expect(correction).to_contain_text("line 3: does not beat the table → accepted")
+    expect(watcher.locator('#log li[data-index="2"] .verdict')).to_have_text("Cy passes")
     ref_ctx.close()
     watch_ctx.close()
 

@@ -372,14 +372,20 @@
       const { cards, bad } = Cards.split($("fix-cards").value);
       const seat = Number($("fix-seat").value);
       const out = $("action-result");
-      const replacement = { ...was };
-      delete replacement.source;
-      if ("seat" in was) replacement.seat = seat;
-      if (was.event === "play") replacement.cards = cards;
-      if (was.event === "draw" || was.event === "trump") replacement.card = cards[0];
-      if ((["play", "draw", "trump"].includes(was.event)) && (!cards.length || bad.length)) {
-        out.hidden = false; out.className = "alert bad"; out.textContent = bad.length ? `not cards: ${bad.join(" ")}` : "pick the right card"; return;
-      }
+      const refuse = (msg) => { out.hidden = false; out.className = "alert bad"; out.textContent = msg; };
+      if (bad.length) return refuse(`not cards: ${bad.join(" ")}`);
+      let replacement;
+      if (was.event === "play" || was.event === "pass") {
+        // a card the camera missed turns a pass into a play; no card at all turns a play into a pass
+        replacement = cards.length ? { event: "play", seat, cards } : { event: "pass", seat };
+      } else if (was.event === "draw" || was.event === "trump") {
+        if (cards.length !== 1) return refuse("pick the one right card");
+        replacement = was.event === "draw" ? { event: "draw", seat, card: cards[0] } : { event: "trump", card: cards[0] };
+      } else if (was.event === "bid" || was.event === "exchange") {
+        const n = Number($("fix-number").value);
+        if (!Number.isInteger(n) || n < 0) return refuse("the number must be a whole number");
+        replacement = was.event === "bid" ? { event: "bid", seat, tricks: n } : { event: "exchange", seat, count: n };
+      } else return refuse("this line cannot be corrected here");
       await send({ event: "amend", index, with: replacement });
     });
   }
@@ -394,6 +400,12 @@
     fillSeatSelect($("fix-seat"), s.players || [], ev.seat);
     $("fix-seat").disabled = !("seat" in ev);
     const cards = ev.cards || (ev.card ? [ev.card] : []);
+    const numeric = ev.event === "bid" || ev.event === "exchange";
+    $("fix-number-label").hidden = !numeric;
+    $("fix-cards-label").hidden = numeric;
+    $("fix-picker").hidden = numeric;
+    if (numeric) $("fix-number").value = ev.event === "bid" ? ev.tricks : ev.count;
+    $("fix-hint").textContent = ev.event === "play" ? "No card: it was a pass." : ev.event === "pass" ? "Pick the card(s) if it was a play." : "";
     $("fix-cards").value = cards.join(" ");
     $("fix-cards").dispatchEvent(new Event("input"));
     const sug = $("fix-suggest"); sug.textContent = "";
