@@ -230,7 +230,7 @@ def test_the_better_supported_reading_wins_within_a_look():
     t.put("8H", t.seat_spot(0))
     t.misread["8H"] = [("6H", 0.7), ("8H", 0.9), ("8H", 0.9)]
     frames = t.still(12)
-    obs = Observer(t.geometry, t.reader, ObserverConfig(votes=3, need=2))
+    obs = Observer(t.geometry, t.reader, ObserverConfig(votes=5, need=2))
     changes = [c for c in (obs.feed(Frame(f, i / 10, i)) for i, f in enumerate(frames)) if c]
     assert [g.cards for g in changes[0].groups] == [["8H"]]
     assert changes[0].groups[0].tracks[0].votes["6H"] == pytest.approx(0.7)
@@ -497,8 +497,8 @@ def test_no_game_yet_warns_instead_of_sending(tmp_path):
     assert run(live) == [] and live.warnings[-1]["code"] == "no_game"
 
 
-def test_observer_config_needs_a_majority():
-    with pytest.raises(ValueError):
-        ObserverConfig(votes=4, need=2)
+def test_observer_config_is_checked():
     with pytest.raises(ValueError):
         ObserverConfig(votes=2, need=3)
+    with pytest.raises(ValueError):
+        ObserverConfig(need=0)

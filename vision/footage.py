@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from vision.card_reader import LookupReader, Reading
+from vision.card_reader import LookupReader, Reading, fingerprint
 from vision.observer import sort_cards
 from vision.table_geometry import CARD_MM, TableGeometry
 
@@ -133,6 +133,8 @@ class Footage:
         self.reader = LookupReader()
         self.frame_count = 0
         self.rest_frames: list[int] = []        # per play/draw/trump action: index of the frame it came to rest
+        self.hand_frames: set[str] = set()      # fingerprints of frames with a hand in view
+        self.injected = {"missed": 0, "misread": 0}   # errors the flaky stand-in reader made
         rng = np.random.default_rng(seed + 7)
         self._noise = [np.round(rng.normal(0, noise, (self.size[1], self.size[0], 3))).astype(np.int16)
                        for _ in range(5)] if noise > 0 else []
@@ -238,8 +240,10 @@ class Footage:
         for card, box in readable:
             r = self._flaky_rng.random()
             if r < miss:
+                self.injected["missed"] += 1
                 continue
             if r < miss + wrong:
+                self.injected["misread"] += 1
                 readings.append(Reading(_other(card, self._flaky_rng), 0.6, tuple(map(float, box))))
             else:
                 readings.append(Reading(card, self.confidence, tuple(map(float, box))))
@@ -258,8 +262,12 @@ class Footage:
             if not placed and k >= fractions.index(1.0):
                 put()
                 placed = True
-            image, readable = self._render([self._hand(target, f, edge)])
-            yield self._frame(image, readable)
+            hand = self._hand(target, f, edge)
+            image, readable = self._render([hand])
+            frame = self._frame(image, readable)
+            if 0 <= hand.centre[0] < self.size[0] and 0 <= hand.centre[1] < self.size[1]:
+                self.hand_frames.add(fingerprint(frame))
+            yield frame
 
     def frames(self, submit: Callable[[dict], Any] | None = None) -> Iterator[np.ndarray]:
         """The frames, in order.  ``manual`` actions are given to ``submit`` (a

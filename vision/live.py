@@ -18,8 +18,9 @@ Attribution is by zone and is *checked*, never guessed: a play from a seat
 that is not the referee's ``to_act`` is sent as seen (the referee judges it:
 usually ``not_your_turn``) and a warning tells the dashboard; cards straddling
 two zones, or lying off the table or in the centre, give a warning and no event.
-Passes, bids and exchange counts come from the buttons or the dashboard,
-straight into the same session.
+Passes, bids and exchange counts come from the buttons or the dashboard
+through :meth:`LiveTable.submit`, which keeps them in order with the plays:
+a pass pressed while the previous play is still settling waits for it.
 
 For the dashboard: :meth:`LiveTable.status` (camera, observer, warnings) and
 :meth:`LiveTable.latest_jpeg` (the latest frame with the zones and cards
@@ -60,6 +61,15 @@ class EventSink(Protocol):
     def state(self) -> dict: ...
 
 
+class _Pending:
+    """A manual event waiting for the scene to settle."""
+
+    def __init__(self, event: dict, t: float | None):
+        self.event, self.t = event, t
+        self.verdict: dict | None = None
+        self.done = threading.Event()
+
+
 class LiveTable:
     """The camera loop (see the module docstring).
 
@@ -73,7 +83,8 @@ class LiveTable:
                  session: EventSink, config: ObserverConfig | None = None,
                  frame_seen: Callable[[Frame], None] | None = None,
                  on_warning: Callable[[dict], None] | None = None,
-                 sleep: Callable[[float], None] = time.sleep, idle_s: float = 0.05, keep_warnings: int = 20):
+                 sleep: Callable[[float], None] = time.sleep, idle_s: float = 0.05, keep_warnings: int = 20,
+                 hold_s: float = 2.0):
         self.feed = source if isinstance(source, CameraFeed) else CameraFeed(source, size=geometry.image_size)
         self.session = session
         self.observer = Observer(geometry, reader, config)
@@ -89,7 +100,13 @@ class LiveTable:
         self.sent: list[tuple[dict, dict]] = []       # (event, verdict) sent by the camera
         self.latencies: list[float] = []              # rest-to-event seconds, in frame time
         self._game_key: Any = None
+        self.hold_s = hold_s
+        self._queue: collections.deque[_Pending] = collections.deque()
+        self._qlock = threading.Lock()
+        self._in_step = False
+        self.sent_manual: list[tuple[dict, dict]] = []   # (event, verdict) from buttons and the dashboard
         self._events_by_index: dict[int, dict] = {}   # log line -> the event it now holds (after amends)
+        self._look_of_index: dict[int, int] = {}      # log line -> the observer's look that sent it
         self.error: str | None = None
 
     @property
@@ -99,21 +116,67 @@ class LiveTable:
     # -- the loop --------------------------------------------------------------------
     def step(self) -> bool:
         """Process one frame (or find none).  False once a file source has ended."""
-        frame = self.feed.next_frame()
-        if frame is None:
-            return not self.feed.ended
-        with self._lock:
-            self._latest = frame
-        if self.frame_seen is not None:
-            try:
-                self.frame_seen(frame)
-            except Exception:
-                log.exception("frame_seen hook failed")
-        self._fit_geometry()
-        change = self.observer.feed(frame)
-        if change is not None:
-            self._apply(change, frame)
-        return True
+        self._in_step = True
+        try:
+            frame = self.feed.next_frame()
+            if frame is None:
+                self._flush(None)
+                return not self.feed.ended
+            with self._lock:
+                self._latest = frame
+            if self.frame_seen is not None:
+                try:
+                    self.frame_seen(frame)
+                except Exception:
+                    log.exception("frame_seen hook failed")
+            self._fit_geometry()
+            change = self.observer.feed(frame)
+            if change is not None:
+                self._apply(change, frame)
+            self._flush(frame.t)
+            return True
+        finally:
+            self._in_step = False
+
+    # -- manual events, in order with the camera's ------------------------------------
+    def submit(self, event: dict, timeout: float = 5.0) -> dict | None:
+        """A manual event (a pass or bid button, the dashboard's exchange count or correction).
+
+        A player often presses *pass* a moment after the previous player's cards
+        land, before the camera has seen them come to rest.  So while the scene is
+        unsettled (something moved since the last look) the event waits, at most
+        ``hold_s`` seconds of frames, and goes to the session after the plays
+        that the settling scene holds.  Returns the verdict; ``None`` if it is still
+        waiting (called from inside the loop, or after ``timeout``): it will be
+        submitted all the same, and :attr:`sent_manual` records it.
+        """
+        item = _Pending(event, self._latest.t if self._latest is not None else None)
+        with self._qlock:
+            self._queue.append(item)
+        running = self._thread is not None and self._thread.is_alive()
+        if self._in_step:
+            return None
+        if not running:
+            self._flush(self._latest.t if self._latest is not None else None)
+            return item.verdict
+        item.done.wait(timeout)
+        return item.verdict
+
+    def _flush(self, t: float | None) -> None:
+        while True:
+            with self._qlock:
+                if not self._queue:
+                    return
+                item = self._queue[0]
+                if item.t is None:
+                    item.t = t
+                waited = 0.0 if (t is None or item.t is None) else t - item.t
+                if t is not None and self.observer.busy and waited < self.hold_s:
+                    return
+                self._queue.popleft()
+            item.verdict = self.session.submit(item.event)
+            self.sent_manual.append((item.event, item.verdict))
+            item.done.set()
 
     def run(self, stop: threading.Event | None = None) -> None:
         """Loop until ``stop`` is set (or :meth:`stop`), or a file source ends.
@@ -194,6 +257,7 @@ class LiveTable:
             self.latencies.append(frame.t - change.t_rest)
             if isinstance(verdict.get("index"), int):
                 self._events_by_index[verdict["index"]] = event
+                self._look_of_index[verdict["index"]] = change.look
         return verdict
 
     def _fit_geometry(self) -> None:
@@ -203,6 +267,12 @@ class LiveTable:
         if key == self._game_key or not players:
             return
         self._game_key = key
+        try:
+            from referee.games import get_game
+            deck = get_game(state.get("game")).deck
+            self.observer.config.copies = max(1, max(deck.copies(c) for c in deck.cards()))
+        except Exception:
+            pass
         g = self.geometry
         scoreboard = state.get("game") == "twenty-two"
         if g.seats != len(players) or g.scoreboard != scoreboard:
@@ -220,10 +290,30 @@ class LiveTable:
             elif left and any(t.zone == "seat" for t in change.removed):
                 self.warn("taken_away", f"cards taken away: {', '.join(names)}; "
                           f"{len(left)} still on the table", cards=names)
+        dirty: set[int] = set()
         for track, old, new in change.relabelled:
-            self._relabel(track, old, new, change, frame)
-        seat_groups = [g for g in change.groups if g.kind == "seat"]
-        for group in self._in_turn_order(seat_groups):
+            if track.event_index is None:
+                continue
+            dirty.add(track.event_index)
+            self.warn("relabelled", f"the card read as {old} reads better as {new}: correcting line "
+                      f"{track.event_index}", index=track.event_index, before=old, after=new)
+        late_plays = []
+        for group in change.groups:
+            if not (group.late and group.kind == "seat"):
+                continue
+            index = self._play_for_late(group)
+            if index is None:
+                late_plays.append(group)
+                continue
+            for tr in group.tracks:
+                tr.event_index = index
+            dirty.add(index)
+            self.warn("late_card", f"{', '.join(group.cards)} was missed when seat {group.seat} played: "
+                      f"adding it to line {index}", index=index, cards=group.cards)
+        for index in sorted(dirty):
+            self._correct(index, change, frame)
+        seat_groups = [g for g in change.groups if g.kind == "seat" and not g.late]
+        for group in late_plays + self._in_turn_order(seat_groups):
             self._play(group, change, frame)
         for group in change.groups:
             if group.kind == "seat":
@@ -293,25 +383,39 @@ class LiveTable:
             tr.event_index = verdict.get("index")
             tr.reported = tr.card
 
-    def _relabel(self, track: Track, old: str, new: str, change: Change, frame: Frame) -> None:
-        if track.event_index is None:
-            track.reported = None
-            return
-        members = [t for t in self.observer.tracks if t.event_index == track.event_index]
-        index = track.event_index
+    def _play_for_late(self, group: Group) -> int | None:
+        """The log line of the play that late cards belong to: the play the same seat
+        made at the look that first had them in view (and missed them)."""
+        arrived = min(tr.arrived for tr in group.tracks)
+        for index in sorted(self._look_of_index, reverse=True):
+            event = self._events_by_index.get(index)
+            if (self._look_of_index[index] == arrived and event is not None and event.get("event") == "play"
+                    and event.get("seat") == group.seat):
+                return index
+        return None
+
+    def _correct(self, index: int, change: Change, frame: Frame) -> None:
+        """Amend line ``index`` so it holds the cards now best supported (and any late ones)."""
         original = self._events_by_index.get(index)
-        if original is None:
+        members = [t for t in self.observer.tracks if t.event_index == index]
+        if original is None or not members:
             return
         if original["event"] == "play":
-            replacement = {"event": "play", "seat": original["seat"], "cards": sort_cards([t.card for t in members])}
+            cards = list(original["cards"])
+            for tr in members:
+                if tr.reported is None:
+                    cards.append(tr.card)
+                elif tr.reported != tr.card and tr.reported in cards:
+                    cards[cards.index(tr.reported)] = tr.card
+            replacement = {"event": "play", "seat": original["seat"], "cards": sort_cards(cards)}
         elif original["event"] == "draw":
-            replacement = {"event": "draw", "seat": original["seat"], "card": track.card}
+            replacement = {"event": "draw", "seat": original["seat"], "card": members[0].card}
         elif original["event"] == "trump":
-            replacement = {"event": "trump", "card": track.card}
+            replacement = {"event": "trump", "card": members[0].card}
         else:
             return
-        self.warn("relabelled", f"the card read as {old} reads better as {new}: correcting line {index}",
-                  index=index, before=old, after=new)
+        if replacement == original:
+            return
         verdict = self._submit({"event": "amend", "index": index, "with": replacement}, change, frame)
         if verdict.get("ok"):
             for t in members:

@@ -14,10 +14,11 @@ for what it reads as) and updates it only from *still* frames:
    compared with the last frame that was read (the *reference*).  Unchanged
    means nothing new: done, no recognition (this is the common case, and it
    costs only step 1).
-3. **A look**: otherwise the card reader reads up to ``votes`` consecutive
-   still frames; a card counts when it is seen in at least ``need`` of them
-   (a majority), and its reading is the one with the most support (summed
-   confidence).  The look stops early once every card is decided.
+3. **A look**: otherwise the card reader reads consecutive still frames:
+   ``need`` (2) when they agree, more (up to ``votes``, 5) while a card is
+   seen in some and missed in others without a lead of two.  A card counts
+   when it is seen in most of the frames read and in at least ``need``; its
+   reading is the one with the most support (summed confidence).
 4. **Reconcile** with the tracks: a reading within ``match_mm`` of a known
    card is that card (no event).  When the reading differs, the part of the
    frame where the card lies tells whether the card was touched: untouched,
@@ -30,7 +31,10 @@ for what it reads as) and updates it only from *still* frames:
    does not see it.  A hand resting on the table hides cards for a moment; it
    does not take them.
 5. New cards of one look are grouped: cards within ``cluster_mm`` of each
-   other are one group, and the groups in one seat's zone are one play.
+   other are one group, and the groups in one seat's zone are one play.  A
+   new card where nothing changed since the last look was there already (the
+   last look missed it): its group is marked ``late``, so the live table can
+   add it to the play it belongs to.
 
 Every threshold is in millimetres on the table (through the calibrated
 homography) or in grey levels, never in raw pixels.  Times come from the
@@ -58,8 +62,8 @@ _EPS = 1e-6
 @dataclass
 class ObserverConfig:
     still_s: float = 0.3          # the scene must be still this long before it is read
-    votes: int = 3                # still frames read per look, at most
-    need: int = 2                 # ... a card must be seen in this many of them
+    need: int = 2                 # a card must be seen in at least this many still frames of a look ...
+    votes: int = 5                # ... and in most of them; a look reads at most this many frames
     gate_width: int = 160         # width of the motion gate's shrunken frame (pixels)
     pixel_delta: int = 20         # a grey-level change at least this large is a changed pixel
     motion_mm2: float = 250.0     # changed table area that means motion (about 1/20 of a card)
@@ -70,13 +74,12 @@ class ObserverConfig:
     cover_mm: float = 100.0       # a vanished card with a card now this close was covered
     confirm_s: float = 0.3        # a leaving card is removed by a look at least this much later
     blank_std: float = 4.0        # a frame with less contrast than this is blank
+    copies: int = 1               # how many of each card the deck holds (khanhoo: 2)
     card_mm: tuple[float, float] = CARD_MM
 
     def __post_init__(self) -> None:
         if not 1 <= self.need <= self.votes:
             raise ValueError(f"need ({self.need}) must be 1..votes ({self.votes})")
-        if self.need * 2 <= self.votes:
-            raise ValueError(f"need ({self.need}) must be more than half of votes ({self.votes})")
 
 
 @dataclass
@@ -94,6 +97,7 @@ class Track:
     leaving_since: float | None = None
     looks: int = 0
     event_index: int | None = None      # the log line of the play it was part of (set by the live table)
+    arrived: int = 0                    # the first look that had it in view (earlier than seen, if missed)
     reported: str | None = None         # the reading that was reported (for relabels)
 
     @property
@@ -117,6 +121,7 @@ class Group:
     seat: int | None
     tracks: list[Track]
     zones: list[str]           # the zone names of its cards (more than one: ambiguous)
+    late: bool = False         # cards that were already there at the last look, which missed them
 
     @property
     def cards(self) -> list[str]:
@@ -134,6 +139,7 @@ class Change:
     t: float                   # time of the frame that completed the look
     t_rest: float              # when the scene came to rest
     groups: list[Group] = field(default_factory=list)
+    look: int = 0              # the look's number (1, 2, ...)
     removed: list[Track] = field(default_factory=list)
     relabelled: list[tuple[Track, str, str]] = field(default_factory=list)   # (track, old, new)
 
@@ -185,7 +191,11 @@ class Observer:
         self._last_motion: float | None = None
         self._look: list[list[Reading]] = []
         self._look_small: np.ndarray | None = None
+        self._look_t = 0.0
         self._last_look_t: float | None = None
+        self._refs: list[tuple[int, np.ndarray]] = []   # (look number, its frame) of the last looks
+        self._recheck = False            # a card half-seen by the last look: look again soon
+        self._this_is_recheck = False
         self._state = "starting"
         self.looks = 0
         self.frames = 0
@@ -198,6 +208,12 @@ class Observer:
                     "blank": "the picture is blank (lens covered or lights off?)"}
         return {"state": self._state, "message": messages.get(self._state, self._state),
                 "cards": [t.to_dict() for t in self.tracks], "looks": self.looks}
+
+    @property
+    def busy(self) -> bool:
+        """Something moved since the last look and has not been read yet, or a card was
+        half-seen and is being looked at again."""
+        return self._recheck or self._state in ("starting", "moving", "settling", "looking")
 
     def on_table(self) -> list[Track]:
         return [t for t in self.tracks if t.state != "leaving"]
@@ -233,13 +249,11 @@ class Observer:
         std = cv2.meanStdDev(small)[1]
         if float(std.max()) < cfg.blank_std:
             self._state = "blank"
-            self._motion(t, small)
-            return None
+            return self._motion(t, small)
         prev, self._prev = self._prev, small
         cells = self._cell_mm2()
         if prev is None or np.count_nonzero(self._changed(small, prev)) * cells > cfg.motion_mm2:
-            self._motion(t, small)
-            return None
+            return self._motion(t, small)
         if self._last_motion is not None and t - self._last_motion < cfg.still_s - _EPS:
             self._state = "settling"
             return None
@@ -247,8 +261,10 @@ class Observer:
             wanted = self._ref is None
             if not wanted:
                 wanted = np.count_nonzero(self._changed(small, self._ref)) * cells > cfg.new_mm2
-            if not wanted and any(tr.state == "leaving" for tr in self.tracks):
+            if not wanted and (self._recheck or any(tr.state == "leaving" for tr in self.tracks)):
                 wanted = self._last_look_t is None or t - self._last_look_t >= cfg.confirm_s - _EPS
+            self._this_is_recheck = not (self._ref is None or
+                                         np.count_nonzero(self._changed(small, self._ref)) * cells > cfg.new_mm2)
             if not wanted:
                 self._state = "still"
                 return None
@@ -258,17 +274,24 @@ class Observer:
         self.last_readings = readings
         self._look.append(readings)
         self._look_small = small
+        self._look_t = t
         slots = self._slots(self._look)
         if not self._decided(slots, len(self._look)):
             return None
         return self._finish(slots, t)
 
-    def _motion(self, t: float, small: np.ndarray) -> None:
+    def _motion(self, t: float, small: np.ndarray) -> Change | None:
+        """Something moves: stop looking.  A look cut short that already read ``need``
+        still frames is decided on those (the next player's hand may come quickly)."""
+        change = None
+        if len(self._look) >= self.config.need:
+            change = self._finish(self._slots(self._look), self._look_t)
         if self._state != "blank":
             self._state = "moving"
         self._last_motion = t
         self._look = []
         self._prev = small
+        return change
 
     # -- a look ------------------------------------------------------------------
     def _slots(self, look: list[list[Reading]]) -> list[_Slot]:
@@ -297,37 +320,70 @@ class Observer:
         return slots
 
     def _decided(self, slots: list[_Slot], n: int) -> bool:
+        """Enough frames read?  At least ``need``; more while any card was seen in some frames
+        and missed in others without a clear majority (a lead of two), up to ``votes``."""
         cfg = self.config
         if n >= cfg.votes:
             return True
         if n < cfg.need:
             return False
-        left = cfg.votes - n
-        return all(len(s.frames) >= cfg.need or len(s.frames) + left < cfg.need for s in slots)
+        for s in slots:
+            seen = len(s.frames)
+            missed = n - seen
+            if abs(seen - missed) < 2 or (seen > missed and seen < cfg.need):
+                return False
+        return True
 
-    def _place_changed(self, track: Track, small: np.ndarray) -> bool:
-        """Was the part of the frame where ``track`` lies changed since the last look?"""
-        if self._ref is None:
+    def _one_deck(self, present: list[_Slot]) -> None:
+        """A card lies on the table at most ``copies`` times: when more places read as the
+        same card, the ones with the least support for it fall back to their next reading."""
+        for _ in range(3):
+            by_card: dict[str, list[_Slot]] = {}
+            for s in present:
+                by_card.setdefault(s.card, []).append(s)
+            clash = False
+            for card, places in by_card.items():
+                if len(places) <= self.config.copies:
+                    continue
+                places.sort(key=lambda s: -s.support[card])
+                for s in places[self.config.copies:]:
+                    if len(s.support) > 1:
+                        del s.support[card]
+                        clash = True
+            if not clash:
+                return
+
+    def _present(self, slot: _Slot, n: int) -> bool:
+        seen = len(slot.frames)
+        return seen >= self.config.need and seen > n - seen
+
+    def _place_changed(self, pos: np.ndarray, small: np.ndarray, ref: np.ndarray | None = None) -> bool:
+        """Was the part of the frame where a card at ``pos`` (mm) lies changed since the last look
+        (or since ``ref``)?"""
+        ref = self._ref if ref is None else ref
+        if ref is None:
             return True
-        px = self.geometry.to_px([track.pos])[0]
+        px = self.geometry.to_px([pos])[0]
         scale = self.config.gate_width / self._size[0]
-        r = max(1.0, 0.5 * self.config.card_mm[0] * self.geometry.scale_at(track.pos) * scale)
+        r = max(1.0, 0.5 * self.config.card_mm[0] * self.geometry.scale_at(pos) * scale)
         cx, cy = px[0] * scale, px[1] * scale
         h, w = small.shape[:2]
         x0, x1 = int(max(0, math.floor(cx - r))), int(min(w, math.ceil(cx + r)))
         y0, y1 = int(max(0, math.floor(cy - r))), int(min(h, math.ceil(cy + r)))
         if x1 <= x0 or y1 <= y0:
             return True
-        changed = self._changed(small[y0:y1, x0:x1], self._ref[y0:y1, x0:x1])
+        changed = self._changed(small[y0:y1, x0:x1], ref[y0:y1, x0:x1])
         return float(changed.mean()) >= self.config.touched
 
     def _finish(self, slots: list[_Slot], t: float) -> Change | None:
         cfg = self.config
         small = self._look_small
         t_rest = self._last_motion if self._last_motion is not None else t
+        n_frames = len(self._look)
         self._look = []
         self.looks += 1
-        present = [s for s in slots if len(s.frames) >= cfg.need]
+        present = [s for s in slots if self._present(s, n_frames)]
+        self._one_deck(present)
         change = Change(t=t, t_rest=t_rest)
 
         # match present slots to known cards, nearest first (same reading preferred)
@@ -345,7 +401,7 @@ class Observer:
             if i in used or tid in slot_of:
                 continue
             tr, s = by_id[tid], present[i]
-            if s.card != tr.card and self._place_changed(tr, small):
+            if s.card != tr.card and self._place_changed(tr.pos, small):
                 continue        # touched and reading differently: another card now lies there
             slot_of[tid] = i
             used.add(i)
@@ -368,7 +424,7 @@ class Observer:
             if tr.state == "leaving":
                 gone.append(tr)         # seen gone by the last look and not back: taken away
                 continue
-            if not self._place_changed(tr, small):
+            if not self._place_changed(tr.pos, small):
                 continue                # untouched: a missed reading (or still covered)
             near = [s for s in present if float(np.linalg.norm(s.pos - tr.pos)) <= cfg.cover_mm]
             if near:
@@ -379,16 +435,34 @@ class Observer:
             self.forget(gone)
             change.removed = gone
 
-        new_tracks = []
+        new_tracks, late_tracks = [], []
         for i, s in enumerate(present):
             if i in used:
                 continue
             zone = self.geometry.zone_at(s.pos)
+            # a card where nothing changed since the last look was there already: an earlier look missed it
+            late = self._ref is not None and not self._place_changed(s.pos, small)
             tr = Track(next(self._ids), s.pos.copy(), s.box, zone.kind if zone else "off",
-                       zone.seat if zone else None, t_rest, Counter(s.support), looks=1)
-            new_tracks.append(tr)
+                       zone.seat if zone else None, t_rest, Counter(s.support), looks=1, arrived=self.looks)
+            if late:   # which look was the first to have it in view?
+                tr.arrived = next((k for k, ref in self._refs if not self._place_changed(s.pos, small, ref)),
+                                  self.looks - 1)
+            (late_tracks if late else new_tracks).append(tr)
             self.tracks.append(tr)
-        change.groups = self._group(new_tracks)
+        late_groups = []
+        for arrived in sorted({tr.arrived for tr in late_tracks}):
+            for g in self._group([tr for tr in late_tracks if tr.arrived == arrived]):
+                g.late = True
+                late_groups.append(g)
+        change.groups = late_groups + self._group(new_tracks)
+        change.look = self.looks
+        # a card seen in some frames of this look but not enough: look again once, soon
+        known = [tr.pos for tr in self.tracks]
+        present_ids = {id(s) for s in present}
+        weak = [s for s in slots if id(s) not in present_ids and
+                all(float(np.linalg.norm(s.pos - p)) > cfg.match_mm for p in known)]
+        self._recheck = bool(weak) and not self._this_is_recheck
+        self._refs = (self._refs + [(self.looks, small)])[-8:]
         self._ref = small
         self._last_look_t = t
         self._state = "still"

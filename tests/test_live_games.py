@@ -1,0 +1,154 @@
+"""Whole hands of the four games, as footage rendered by the project's scene renderer.
+
+Each hand is a random legal game from :func:`referee.simulate.random_game`,
+without its deal (the camera does not see it), acted out at a rendered table
+(:mod:`vision.footage`): a hand reaches in from the player's edge, puts the
+cards down (fanned when several), leaves; passes, bids and exchanges are
+pressed on buttons (:meth:`LiveTable.submit`); finished tricks are swept away
+by a hand; in twenty-two the loser's card goes to the scoreboard zone; in
+trumf the trump card is turned up in the centre.
+
+The cards are read by the footage's *ground-truth stand-in reader*: it reads
+exactly the cards whose corner index the renderer says is visible (or, in the
+"flaky" test, misses and misreads some on purpose).  So these tests check the
+live pipeline (motion gate, stillness, voting, grouping, zones, attribution,
+corrections, event order), not the recogniser.  The recogniser itself runs end
+to end on a short scene in ``test_real_recogniser_short_scene`` when its model
+is installed.
+
+Footage is 640x360 at 10 synthetic frames per second; times below are frame times.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from cardtable.session import Session
+from cardtable.store import Store
+from referee.log import replay
+from referee.simulate import random_game
+from vision.card_reader import fingerprint
+from vision.footage import Footage, script_from_log, table_geometry_for
+from vision.live import LiveTable
+from vision.sources import ListSource
+
+synth_decks = pytest.importorskip("vision.synth.decks")
+if "letele" not in synth_decks.available_decks():
+    pytest.skip("the letele face cache is not built (scripts/fetch-art.sh)", allow_module_level=True)
+
+
+class Counting:
+    def __init__(self, inner):
+        self.inner, self.seen = inner, []
+
+    def read(self, image):
+        self.seen.append(fingerprint(image))
+        return self.inner.read(image)
+
+
+def act_out(tmp_path, game, players, seed, options=None, flaky=(0.0, 0.0), size=(640, 360)):
+    log = random_game(game, players, random.Random(seed), options=options or {}, max_events=5000)
+    actions, expected = script_from_log(log)
+    geometry = table_geometry_for(size, players, scoreboard=(game == "twenty-two"))
+    footage = Footage(geometry, actions, size=size, seed=seed, flaky=flaky)
+    session = Session(Store(str(tmp_path / "table.sqlite")))
+    reader = Counting(footage.reader)
+    box: dict = {}
+    frames = footage.frames(lambda event: box["live"].submit(event))
+    live = LiveTable(ListSource(frames, fps=10), geometry, reader, session)
+    box["live"] = live
+    while live.step():
+        pass
+    return session, live, expected, footage, reader
+
+
+def check_exact(session, live, expected, footage, reader):
+    assert session.referee.raw == expected
+    assert session.referee.verdicts == replay(expected).verdicts
+    assert all(v["ok"] for v in session.referee.verdicts)
+    assert session.referee.verdicts[-1].get("hand_result")
+    assert not live.warnings, list(live.warnings)
+    assert not set(reader.seen) & footage.hand_frames            # no frame with a hand in it was read
+    assert len(reader.seen) < footage.frame_count / 3             # still frames with nothing new: not read
+    assert max(live.latencies) <= 0.5 + 1e-9                      # rest to event, stillness wait included
+
+
+def test_big_two_hand(tmp_path):
+    session, live, expected, footage, reader = act_out(tmp_path, "big-two", 4, seed=1)
+    check_exact(session, live, expected, footage, reader)
+    plays = [e for e in expected if e["event"] == "play"]
+    assert any(len(e["cards"]) >= 2 for e in plays)               # fanned multi-card plays
+    assert sum(e["event"] == "pass" for e in expected) > 10       # passes from the buttons
+
+
+def test_twenty_two_hand_with_exchanges_and_the_scoreboard(tmp_path):
+    session, live, expected, footage, reader = act_out(tmp_path, "twenty-two", 3, seed=5)
+    check_exact(session, live, expected, footage, reader)
+    assert any(e["event"] == "exchange" for e in expected)
+    loser_cards = [r["card"] for r in session.referee.verdicts[-1]["hand_result"] if r.get("loser")]
+    on_scoreboard = [t.card for t in live.observer.tracks if t.zone == "scoreboard"]
+    assert loser_cards and on_scoreboard == loser_cards           # seen there, and never sent as a play
+
+
+def test_khanhoo_hand_with_multi_card_leads(tmp_path):
+    session, live, expected, footage, reader = act_out(tmp_path, "khanhoo", 3, seed=1)
+    check_exact(session, live, expected, footage, reader)
+    assert any(len(e.get("cards", [])) >= 3 for e in expected)
+
+
+def test_trumf_hand_with_the_trump_turned_up_in_the_centre(tmp_path):
+    session, live, expected, footage, reader = act_out(tmp_path, "trumf", 3, seed=5,
+                                                       options={"stock_mode": "single_hand"})
+    check_exact(session, live, expected, footage, reader)
+    trump = next(e for e in expected if e["event"] == "trump")
+    assert live.sent[0][0] == trump
+    assert [t.card for t in live.observer.tracks if t.zone == "centre"] == [trump["card"]]
+
+
+def test_a_flaky_reader_is_corrected_by_votes_rechecks_and_amends(tmp_path):
+    """5 % of visible cards missed and 5 % misread, per frame.  Votes settle most
+    readings; a card missed by a whole look is found by the next one and added to
+    its play with an ``amend``.  The corrected log is the expected one.  (One fixed
+    seed; with these rates seeds 1-8 all came out exactly right, with 10 % missed
+    5 of 8 did: see docs/live-table.md.)"""
+    session, live, expected, footage, reader = act_out(tmp_path, "big-two", 4, seed=5, flaky=(0.05, 0.05))
+    corrected = [e for e in session.referee.events_json() if e["event"] != "amend"]
+    assert corrected == expected
+    assert all(v["ok"] for v in session.referee.verdicts)
+    assert footage.injected["missed"] > 20 and footage.injected["misread"] > 20
+
+
+def test_real_recogniser_short_scene(tmp_path):
+    """The project's recogniser, end to end: a short big-two scene at 1280x720."""
+    recogniser = pytest.importorskip("vision.recogniser")
+    try:
+        real = recogniser.Recogniser()
+    except recogniser.ModelError as exc:
+        pytest.skip(f"no recogniser model installed: {exc}")
+    from vision.card_reader import RecogniserReader
+    from vision.footage import Action
+
+    log = [{"event": "new_game", "game": "big-two", "players": ["A", "B"], "dealer": 0, "options": {}},
+           {"event": "play", "seat": 1, "cards": ["4H"]},
+           {"event": "play", "seat": 0, "cards": ["9C", "9S"]}]
+    actions = [Action("manual", event=log[0]), Action("play", seat=1, cards=["4H"]),
+               Action("play", seat=0, cards=["9C", "9S"])]
+    size = (1280, 720)
+    geometry = table_geometry_for(size, 2, table_mm=(700.0, 420.0))
+    footage = Footage(geometry, actions, size=size, seed=3)
+    session = Session(Store(str(tmp_path / "table.sqlite")))
+    box: dict = {}
+    live = LiveTable(ListSource(footage.frames(lambda e: box["live"].submit(e)), fps=10), geometry,
+                     RecogniserReader(real), session)
+    box["live"] = live
+    while live.step():
+        pass
+    # the second play is one card short of a pair for the referee only if misread; compare the log
+    assert [e for e in session.referee.events_json() if e["event"] != "amend"][:2] == log[:2]
+    assert session.referee.raw[0] == log[0]
+    sent = [e for e, _ in live.sent if e["event"] == "play"]
+    assert sent and sent[0] == log[1]
+    assert np.isfinite(max(live.latencies))
