@@ -49,6 +49,11 @@ class Session:
             game_id = last["id"]
         return cls(store, game_id, replay(store.events(game_id)))
 
+    @property
+    def lock(self) -> threading.RLock:
+        """Hold it to read state, verdicts and log as one consistent view (re-entrant)."""
+        return self._lock
+
     def listen(self, listener: Listener) -> Callable[[], None]:
         """Call ``listener(verdict, state)`` after every event; returns an unsubscribe function."""
         with self._lock:

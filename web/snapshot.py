@@ -42,7 +42,7 @@ def verdict_view(players: list[str], verdict: dict) -> dict:
 def build(session: Any, *, signals: Any = None, recent_lines: int = 16) -> dict[str, Any]:
     # The session's lock makes state, verdicts and log one consistent view;
     # listeners already run under it (it is re-entrant).
-    with getattr(session, "_lock", None) or nullcontext():
+    with getattr(session, "lock", None) or nullcontext():
         state = session.state()
         referee = session.referee
         players = list(state.get("players") or [])
