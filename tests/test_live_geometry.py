@@ -150,3 +150,35 @@ def test_the_printed_sheet_has_the_four_markers_at_true_size(tmp_path):
     assert pdf.startswith(b"%PDF-1.4") and b"/MediaBox [0 0 595.276 841.890]" in pdf and pdf.endswith(b"%%EOF\n")
     with pytest.raises(ValueError):
         make_marker_sheet(str(tmp_path / "m.gif"))
+
+
+def test_calibrate_from_a_source_and_build_the_live_table_from_the_configuration(tmp_path):
+    from cardtable.config import Config
+    from cardtable.session import Session
+    from cardtable.store import Store
+    from vision.card_reader import LookupReader
+    from vision.live import calibrate, live_table_from_config
+
+    image, mm_to_cam = camera_view_of_markers()
+    covered = image.copy()
+    covered[:200, :300] = 90                                   # a hand over marker 0 in the first frame
+    cv2.imwrite(str(tmp_path / "a.png"), covered)
+    cv2.imwrite(str(tmp_path / "b.png"), image)
+    geometry = calibrate(f"images:{tmp_path}/*.png", TABLE, seats=3)
+    assert geometry.image_size == (1280, 720) and geometry.seats == 3
+    with pytest.raises(CalibrationError, match=r"0 \(top-left\)"):
+        calibrate(f"images:{tmp_path}/a.png", TABLE)
+    with pytest.raises(CalibrationError, match="no camera"):
+        calibrate("usb:57", TABLE)
+
+    config = Config.from_dict({"camera": {"source": f"images:{tmp_path}/*.png"},
+                               "geometry": geometry.to_config(), "recognition": {"still_s": 0.5, "need": 3}})
+    session = Session(Store(str(tmp_path / "t.sqlite")))
+    live = live_table_from_config(config, session, reader=LookupReader())
+    assert live.observer.config.still_s == 0.5 and live.observer.config.need == 3
+    assert live.geometry.seats == 3 and live.feed.size == (1280, 720)
+    assert live.step() and live.feed.status()["state"] == "ok"
+    live = live_table_from_config(config, session, source="usb:57", reader=LookupReader())
+    assert live.step() and live.status()["state"] == "missing"
+    with pytest.raises(CalibrationError, match="calibrate the table first"):
+        live_table_from_config(Config.from_dict({}), session, reader=LookupReader())

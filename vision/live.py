@@ -129,7 +129,8 @@ class LiveTable:
                     self.frame_seen(frame)
                 except Exception:
                     log.exception("frame_seen hook failed")
-            self._fit_geometry()
+            if self.observer.busy or self._game_key is None:
+                self._fit_geometry()          # (not on still frames with nothing new: they must stay cheap)
             change = self.observer.feed(frame)
             if change is not None:
                 self._apply(change, frame)
@@ -432,3 +433,76 @@ def annotate(image: np.ndarray, geometry: TableGeometry, tracks: list[Track]) ->
         cv2.rectangle(out, (x1, y1), (x2, y2), (0, 220, 0), 2)
         cv2.putText(out, tr.card, (x1 + 2, max(12, y1 - 4)), cv2.FONT_HERSHEY_SIMPLEX, 0.6, (0, 220, 0), 2)
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Construction from the configuration, and calibration
+
+
+#: ``[recognition]`` keys passed to the recogniser, and to the observer.
+RECOGNISER_KEYS = ("model_dir", "accept_threshold", "heat_threshold")
+OBSERVER_KEYS = ("still_s", "need", "votes", "pixel_delta", "motion_mm2", "new_mm2", "touched", "match_mm",
+                 "cluster_mm", "cover_mm", "confirm_s", "blank_std", "gate_width")
+
+
+def observer_config(recognition: dict | None) -> ObserverConfig:
+    """An :class:`ObserverConfig` with the observer keys found in ``[recognition]``."""
+    values = {k: v for k, v in (recognition or {}).items() if k in OBSERVER_KEYS}
+    return ObserverConfig(**values)
+
+
+def live_table_from_config(config: Any, session: EventSink, source: str | None = None,
+                           reader: CardReader | None = None,
+                           frame_seen: Callable[[Frame], None] | None = None) -> LiveTable:
+    """The live table ``cardtable run`` needs, from a :class:`cardtable.config.Config`.
+
+    ``source`` overrides ``[camera] source`` (``--source``); ``reader`` defaults
+    to the project's recogniser with the ``[recognition]`` recogniser keys.
+    Raises :class:`~vision.table_geometry.CalibrationError` when ``[geometry]``
+    has no calibration, and the recogniser's ``ModelError`` when it has no model.
+    """
+    from vision.sources import make_source
+
+    geometry = TableGeometry.from_config(dict(getattr(config, "geometry", {}) or {}))
+    recognition = dict(getattr(config, "recognition", {}) or {})
+    if reader is None:
+        from vision.card_reader import RecogniserReader
+
+        reader = RecogniserReader(**{k: v for k, v in recognition.items() if k in RECOGNISER_KEYS})
+    spec = source or getattr(config, "source", None)
+    size = geometry.image_size or (1280, 720)
+    feed = CameraFeed(make_source(spec, size=size), size=geometry.image_size)
+    return LiveTable(feed, geometry, reader, session, config=observer_config(recognition), frame_seen=frame_seen)
+
+
+def calibrate(source: str | FrameSource | CameraFeed, table_mm: tuple[float, float], seats: int = 4,
+              scoreboard: bool = False, frames: int = 30) -> TableGeometry:
+    """Find the four corner markers in the first of up to ``frames`` frames that shows them all.
+
+    Returns the geometry; ``geometry.to_config()`` is what goes into ``[geometry]``.
+    Raises :class:`~vision.table_geometry.CalibrationError` naming what is missing.
+    """
+    from vision.sources import make_source
+    from vision.table_geometry import CalibrationError
+
+    feed = source if isinstance(source, CameraFeed) else CameraFeed(
+        make_source(source) if isinstance(source, str) else source)
+    last_error: Exception | None = None
+    tries = 0
+    try:
+        while tries < frames and not feed.ended:
+            frame = feed.next_frame()
+            if frame is None:
+                state = feed.status()
+                if state["state"] in ("missing", "lost"):
+                    raise CalibrationError(f"no camera: {state['message']}")
+                tries += 1
+                continue
+            tries += 1
+            try:
+                return TableGeometry.from_markers(frame.image, table_mm, seats, scoreboard)
+            except CalibrationError as exc:
+                last_error = exc
+    finally:
+        feed.close()
+    raise CalibrationError(str(last_error) if last_error else "no frames to calibrate from")

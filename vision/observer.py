@@ -5,7 +5,8 @@ The :class:`Observer` keeps a model of the face-up cards on the table
 for what it reads as) and updates it only from *still* frames:
 
 1. **Motion gate** (every frame, cheap): the frame is shrunk to
-   ``gate_width`` pixels wide (``INTER_AREA``, about 1 ms at 1280x720) and
+   ``gate_width`` pixels wide (each pixel the mean of 4x4 or more; about
+   0.3 ms at 1280x720) and
    compared with the previous one; if more than ``motion_mm2`` of table
    changed, something is moving (a hand, a card in flight, motion blur) and
    nothing is read.  A frame with almost no contrast (lens covered, lights
@@ -224,12 +225,24 @@ class Observer:
 
     # -- the gate ----------------------------------------------------------------
     def _shrink(self, image: np.ndarray) -> np.ndarray:
+        """The frame ``gate_width`` pixels wide, each pixel the mean of (at least) 4x4 frame pixels."""
         h, w = image.shape[:2]
         gw = self.config.gate_width
-        return cv2.resize(image, (gw, max(2, round(gw * h / w))), interpolation=cv2.INTER_AREA)
+        gh = max(2, round(gw * h / w))
+        if w >= 4 * gw:      # bilinear to twice the size first (averages 2x2): 5x cheaper than INTER_AREA alone
+            image = cv2.resize(image, (2 * gw, 2 * gh), interpolation=cv2.INTER_LINEAR)
+        return cv2.resize(image, (gw, gh), interpolation=cv2.INTER_AREA)
 
     def _changed(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return cv2.absdiff(a, b).max(axis=2) >= self.config.pixel_delta
+        """Mask (0/255) of pixels where any colour channel changed by ``pixel_delta`` or more."""
+        d = cv2.absdiff(a, b)
+        if d.ndim == 3:
+            ch = cv2.split(d)
+            d = cv2.max(cv2.max(ch[0], ch[1]), ch[2])
+        return cv2.compare(d, self.config.pixel_delta, cv2.CMP_GE)
+
+    def _changed_mm2(self, a: np.ndarray, b: np.ndarray) -> float:
+        return cv2.countNonZero(self._changed(a, b)) * self._cell_mm2()
 
     def _cell_mm2(self) -> float:
         w = self._size[0]
@@ -251,20 +264,17 @@ class Observer:
             self._state = "blank"
             return self._motion(t, small)
         prev, self._prev = self._prev, small
-        cells = self._cell_mm2()
-        if prev is None or np.count_nonzero(self._changed(small, prev)) * cells > cfg.motion_mm2:
+        if prev is None or self._changed_mm2(small, prev) > cfg.motion_mm2:
             return self._motion(t, small)
         if self._last_motion is not None and t - self._last_motion < cfg.still_s - _EPS:
             self._state = "settling"
             return None
         if not self._look:
-            wanted = self._ref is None
-            if not wanted:
-                wanted = np.count_nonzero(self._changed(small, self._ref)) * cells > cfg.new_mm2
+            changed = self._ref is None or self._changed_mm2(small, self._ref) > cfg.new_mm2
+            wanted = changed
             if not wanted and (self._recheck or any(tr.state == "leaving" for tr in self.tracks)):
                 wanted = self._last_look_t is None or t - self._last_look_t >= cfg.confirm_s - _EPS
-            self._this_is_recheck = not (self._ref is None or
-                                         np.count_nonzero(self._changed(small, self._ref)) * cells > cfg.new_mm2)
+            self._this_is_recheck = not changed
             if not wanted:
                 self._state = "still"
                 return None
@@ -372,8 +382,8 @@ class Observer:
         y0, y1 = int(max(0, math.floor(cy - r))), int(min(h, math.ceil(cy + r)))
         if x1 <= x0 or y1 <= y0:
             return True
-        changed = self._changed(small[y0:y1, x0:x1], ref[y0:y1, x0:x1])
-        return float(changed.mean()) >= self.config.touched
+        changed = self._changed(np.ascontiguousarray(small[y0:y1, x0:x1]), np.ascontiguousarray(ref[y0:y1, x0:x1]))
+        return cv2.countNonZero(changed) / changed.size >= self.config.touched
 
     def _finish(self, slots: list[_Slot], t: float) -> Change | None:
         cfg = self.config
