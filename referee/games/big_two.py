@@ -249,7 +249,9 @@ class BigTwo(Game):
         if first_lead and self.hands is not None and self.opt["first_lead_must_include_lowest"] \
                 and self.lowest_dealt not in cards:
             raise Reject("must_include_lowest", f"the first lead must contain the lowest card dealt, {self.lowest_dealt}")
-        duty = self._d2_duty(seat)
+        # D2 binds single plays only (4.5): leading a pair or more under ``d2_on_lead`` is free, and
+        # a bomb (option) is neither a pass nor a lower single
+        duty = len(cards) == 1 and self._d2_duty(seat)
         top_key = self._top_single_key()
         if duty and self.hands is not None:
             best = max(card_key(c) for c, k in self.hands[seat].items() if k > 0)
@@ -334,7 +336,11 @@ class BigTwo(Game):
 
     # -- duties ------------------------------------------------------------------------
     def _d2_duty(self, seat: int) -> bool:
-        """Does the highest-single duty (D2) bind ``seat`` now?"""
+        """Does the highest-single duty (D2) bind ``seat`` now, should he play a single or pass?
+
+        Following in a singles round, or leading with ``d2_on_lead`` (B2-8: "when leading a
+        single in that position, lead your highest"), when the next player holds one card.
+        """
         following = self.top is not None
         if following and self.top.size != 1:
             return False
@@ -440,7 +446,9 @@ class BigTwo(Game):
         if self._d2_duty(seat):
             best = held[-1]
             if card_key(best) > self._top_single_key():
-                moves = [{"event": "play", "seat": seat, "cards": [str(best)]}]
+                # no pass and no lower single; other sizes (a lead under d2_on_lead, a bomb) stay
+                moves = [m for m in moves if m["event"] == "play"
+                         and (len(m["cards"]) != 1 or m["cards"] == [str(best)])]
         return moves
 
     def extra_state(self) -> dict[str, Any]:
