@@ -42,7 +42,8 @@ class BigTwoMachine(RuleBasedStateMachine):
     def game(self):
         return self.ref.table.game
 
-    @precondition(lambda self: not self.game.game_over and self.game.hands is None)
+    @precondition(lambda self: not self.game.game_over and self.game.hands is None
+                  and self.game.plays_this_hand == 0)    # a deal comes before the hand's first play
     @rule()
     def deal(self):
         v = self.ref.submit(random_deal(self.game, self.rng))
