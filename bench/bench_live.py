@@ -181,6 +181,8 @@ def main(argv=None) -> int:
     cv2.setNumThreads(1)
     print(f"live table benchmark: {SIZE[0]}x{SIZE[1]}, one core (cv2.setNumThreads(1)), "
           f"{FPS:.0f} frames/s footage, {args.plays} single-card plays with a hand reaching in")
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} "
+          "(a loaded machine shows as a long tail: compare medians)")
     t0 = time.perf_counter()
     geometry, footage, frames, manual = render(args.plays, args.still)
     print(f"rendered {len(frames)} frames in {time.perf_counter() - t0:.1f} s (not part of the figures)")

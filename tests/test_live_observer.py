@@ -487,6 +487,17 @@ def test_frame_seen_latest_jpeg_and_a_thread_that_stops(tmp_path):
     status = live.status()
     assert status["camera"]["state"] == "ok" and status["events_sent"] == 1
     assert status["observer"]["cards"][0]["card"] == "3C" and status["observer"]["cards"][0]["seat"] == 1
+    # what web/protocols.py reads: pixels of the JPEG, boxes as x, y, w, h
+    assert status["frame_size"] == [SIZE[0], SIZE[1]] and status["fps"] == pytest.approx(10.0)
+    assert {z["seat"] for z in status["zones"] if z["kind"] == "seat"} == {0, 1, 2, 3}
+    (det,) = status["detections"]
+    assert det["card"] == "3C" and det["seat"] == 1 and det["confidence"] == 1.0
+    x, y, w, h = det["box"]
+    centre = t.geometry.to_px([t.seat_spot(1)])[0]
+    assert x < centre[0] < x + w and y < centre[1] < y + h
+    live.draw_on_jpeg = False
+    plain = cv2.imdecode(np.frombuffer(live.latest_jpeg(), np.uint8), cv2.IMREAD_COLOR)
+    assert plain.shape == image.shape and not np.array_equal(plain, image)
 
 
 def test_no_game_yet_warns_instead_of_sending(tmp_path):

@@ -84,7 +84,7 @@ class LiveTable:
                  frame_seen: Callable[[Frame], None] | None = None,
                  on_warning: Callable[[dict], None] | None = None,
                  sleep: Callable[[float], None] = time.sleep, idle_s: float = 0.05, keep_warnings: int = 20,
-                 hold_s: float = 2.0):
+                 hold_s: float = 2.0, draw_on_jpeg: bool = True):
         self.feed = source if isinstance(source, CameraFeed) else CameraFeed(source, size=geometry.image_size)
         self.session = session
         self.observer = Observer(geometry, reader, config)
@@ -100,6 +100,8 @@ class LiveTable:
         self.sent: list[tuple[dict, dict]] = []       # (event, verdict) sent by the camera
         self.latencies: list[float] = []              # rest-to-event seconds, in frame time
         self._game_key: Any = None
+        self._times: collections.deque[float] = collections.deque(maxlen=30)
+        self.draw_on_jpeg = draw_on_jpeg
         self.hold_s = hold_s
         self._queue: collections.deque[_Pending] = collections.deque()
         self._qlock = threading.Lock()
@@ -124,6 +126,7 @@ class LiveTable:
                 return not self.feed.ended
             with self._lock:
                 self._latest = frame
+                self._times.append(frame.t)
             if self.frame_seen is not None:
                 try:
                     self.frame_seen(frame)
@@ -212,19 +215,45 @@ class LiveTable:
 
     # -- for the dashboard ------------------------------------------------------------
     def status(self) -> dict:
+        """For the dashboard (``web/protocols.py``): ``state`` and ``message`` of the camera,
+        ``fps``, ``frame_size``, ``zones`` and ``detections`` in pixels of :meth:`latest_jpeg`
+        (boxes as x, y, w, h), the observer's state and cards, recent warnings."""
         camera = self.feed.status()
         observer = self.observer.status()
-        return {"state": camera["state"], "message": camera["message"], "camera": camera,
-                "observer": observer, "warnings": list(self.warnings), "error": self.error,
-                "events_sent": len(self.sent)}
+        with self._lock:
+            times = list(self._times)
+            frame = self._latest
+        fps = round((len(times) - 1) / (times[-1] - times[0]), 1) if len(times) > 1 and times[-1] > times[0] else None
+        zones = [{"kind": z.kind, "seat": z.seat, "name": z.name,
+                  "polygon": [[round(float(x), 1), round(float(y), 1)] for x, y in self.geometry.to_px(z.polygon)]}
+                 for z in self.geometry.zones]
+        detections = []
+        for tr in list(self.observer.tracks):
+            x1, y1, x2, y2 = tr.box
+            total = sum(tr.votes.values()) or 1.0
+            detections.append({"card": tr.card, "box": [round(x1, 1), round(y1, 1), round(x2 - x1, 1),
+                                                        round(y2 - y1, 1)],
+                               "seat": tr.seat, "zone": tr.zone, "state": tr.state,
+                               "confidence": round(tr.votes[tr.card] / total, 3)})
+        message = camera["message"]
+        if camera["state"] == "ok" and observer["state"] == "blank":
+            message = observer["message"]
+        return {"state": camera["state"], "message": message, "camera": camera, "fps": fps,
+                "frame_size": [frame.image.shape[1], frame.image.shape[0]] if frame is not None else None,
+                "zones": zones, "detections": detections, "observer": observer,
+                "warnings": list(self.warnings), "error": self.error, "events_sent": len(self.sent)}
 
     def latest_jpeg(self, quality: int = 80) -> bytes | None:
-        """The latest frame with the zones and the cards on the table drawn, as JPEG."""
+        """The latest frame as JPEG, with the zones and the cards on the table drawn
+        unless :attr:`draw_on_jpeg` is False (the dashboard can draw them from :meth:`status`)."""
         with self._lock:
             frame = self._latest
         if frame is None:
             return None
         image = frame.image.copy()
+        if not self.draw_on_jpeg:
+            ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, int(quality)])
+            return buf.tobytes() if ok else None
         self.geometry.draw(image)
         for tr in list(self.observer.tracks):
             x1, y1, x2, y2 = (int(round(v)) for v in tr.box)
