@@ -363,6 +363,21 @@ def test_a_card_covered_by_a_later_play_is_not_taken_away(tmp_path):
     assert not [w for w in live.warnings if w["code"].startswith("taken")]
 
 
+def test_a_hand_resting_on_a_card_does_not_take_it_or_play_it_again(tmp_path):
+    t = DrawnTable(seats=2)
+    session = new_session(tmp_path, players=2)
+    spot = t.seat_spot(0)
+    frames = t.still(5) + t.reach(0, lambda: t.put("3C", spot)) + t.still(8)
+    t.hand = spot + np.array([0.0, 10.0])            # the player rests a hand on the card, 1.5 s
+    frames += [t.frame() for _ in range(15)]
+    t.hand = None
+    frames += t.still(10)
+    live, _ = make_live(t, session, frames)
+    assert run(live) == [{"event": "play", "seat": 0, "cards": ["3C"]}]
+    assert [(tr.card, tr.state) for tr in live.observer.tracks] == [("3C", "on")]
+    assert live.observer.tracks[0].event_index == 1
+
+
 # ---------------------------------------------------------------------------------------------
 # bad input: noise, black, another size, a lost camera
 

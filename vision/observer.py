@@ -30,7 +30,8 @@ for what it reads as) and updates it only from *still* frames:
    (within ``cover_mm``), and otherwise is *leaving*: removed when the next
    look (at least ``confirm_s`` later, or when the scene changes again) still
    does not see it.  A hand resting on the table hides cards for a moment; it
-   does not take them.
+   does not take them; and a card taken for gone that is seen again where it
+   was, read the same, within ``return_s`` is the same card, not a new play.
 5. New cards of one look are grouped: cards within ``cluster_mm`` of each
    other are one group, and the groups in one seat's zone are one play.  A
    new card where nothing changed since the last look was there already (the
@@ -76,6 +77,7 @@ class ObserverConfig:
     confirm_s: float = 0.3        # a leaving card is removed by a look at least this much later
     blank_std: float = 4.0        # a frame with less contrast than this is blank
     copies: int = 1               # how many of each card the deck holds (khanhoo: 2)
+    return_s: float = 10.0        # a card gone and seen again where it was within this long is the same card
     card_mm: tuple[float, float] = CARD_MM
 
     def __post_init__(self) -> None:
@@ -195,6 +197,7 @@ class Observer:
         self._look_t = 0.0
         self._last_look_t: float | None = None
         self._refs: list[tuple[int, np.ndarray]] = []   # (look number, its frame) of the last looks
+        self._gone: list[tuple[float, Track]] = []       # (when, card) taken for gone lately
         self._recheck = False            # a card half-seen by the last look: look again soon
         self._this_is_recheck = False
         self._state = "starting"
@@ -344,6 +347,18 @@ class Observer:
                 return False
         return True
 
+    def _came_back(self, slot: _Slot, t: float) -> Track | None:
+        """A card that was taken for gone lately and is seen again where it was, read the same.
+        (Only with one copy of each card: in khanhoo the other copy may be played there.)"""
+        if self.config.copies != 1:
+            return None
+        for k, (tg, tr) in enumerate(self._gone):
+            if (t - tg <= self.config.return_s and tr.card == slot.card
+                    and float(np.linalg.norm(tr.pos - slot.pos)) <= self.config.match_mm):
+                del self._gone[k]
+                return tr
+        return None
+
     def _one_deck(self, present: list[_Slot]) -> None:
         """A card lies on the table at most ``copies`` times: when more places read as the
         same card, the ones with the least support for it fall back to their next reading."""
@@ -444,10 +459,17 @@ class Observer:
         if gone:
             self.forget(gone)
             change.removed = gone
+            self._gone = [(tg, g) for tg, g in self._gone if t - tg <= cfg.return_s] + [(t, g) for g in gone]
 
         new_tracks, late_tracks = [], []
         for i, s in enumerate(present):
             if i in used:
+                continue
+            back = self._came_back(s, t)
+            if back is not None:         # hidden (a resting hand) long enough to be taken for gone: it is back
+                back.votes.update(s.support)
+                back.box, back.state, back.leaving_since = s.box, "on", None
+                self.tracks.append(back)
                 continue
             zone = self.geometry.zone_at(s.pos)
             # a card where nothing changed since the last look was there already: an earlier look missed it
