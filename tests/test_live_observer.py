@@ -331,6 +331,39 @@ def test_draw_for_first_dealer_from_the_seat_zones(tmp_path):
     assert session.state()["dealer"] == 0
 
 
+def test_a_button_pressed_while_a_play_settles_waits_for_that_play(tmp_path):
+    t = DrawnTable(seats=2)
+    session = new_session(tmp_path, players=2)
+    first = t.still(5) + t.reach(0, lambda: t.put("3C", t.seat_spot(0)))
+    rest = t.still(8)
+    live, _ = make_live(t, session, first + rest)
+    for _ in first:
+        live.step()
+    # seat 1 passes at once, before the camera has seen 3C come to rest
+    assert live.submit({"event": "pass", "seat": 1}) is None
+    assert [e["event"] for e in session.referee.raw] == ["new_game"]
+    run(live)
+    assert [e["event"] for e in session.referee.raw] == ["new_game", "play", "pass"]
+    assert live.sent_manual[0][1]["ok"]
+
+
+def test_a_button_is_not_held_for_ever_by_a_busy_scene(tmp_path):
+    t = DrawnTable(seats=2)
+    session = new_session(tmp_path, players=2)
+    rng = np.random.default_rng(9)
+    frames = t.still(8) + [rng.integers(0, 256, (SIZE[1], SIZE[0], 3), dtype=np.uint8) for _ in range(40)]
+    live, _ = make_live(t, session, frames)
+    for _ in range(10):
+        live.step()
+    assert live.observer.busy
+    assert live.submit({"event": "pass", "seat": 1}) is None
+    steps = 0
+    while not live.sent_manual:
+        assert live.step()
+        steps += 1
+    assert steps == 20                          # hold_s = 2 s of frames at 10 frames/s
+
+
 # ---------------------------------------------------------------------------------------------
 # cards taken away
 

@@ -219,7 +219,14 @@ class LiveTable:
         ``fps``, ``frame_size``, ``zones`` and ``detections`` in pixels of :meth:`latest_jpeg`
         (boxes as x, y, w, h), the observer's state and cards, recent warnings."""
         camera = self.feed.status()
-        observer = self.observer.status()
+        for attempt in range(3):      # the loop thread may be updating the cards meanwhile: read again
+            try:
+                observer = self.observer.status()
+                detections = self._detections()
+                break
+            except RuntimeError:
+                if attempt == 2:
+                    observer, detections = {"state": "busy", "cards": []}, []
         with self._lock:
             times = list(self._times)
             frame = self._latest
@@ -227,14 +234,6 @@ class LiveTable:
         zones = [{"kind": z.kind, "seat": z.seat, "name": z.name,
                   "polygon": [[round(float(x), 1), round(float(y), 1)] for x, y in self.geometry.to_px(z.polygon)]}
                  for z in self.geometry.zones]
-        detections = []
-        for tr in list(self.observer.tracks):
-            x1, y1, x2, y2 = tr.box
-            total = sum(tr.votes.values()) or 1.0
-            detections.append({"card": tr.card, "box": [round(x1, 1), round(y1, 1), round(x2 - x1, 1),
-                                                        round(y2 - y1, 1)],
-                               "seat": tr.seat, "zone": tr.zone, "state": tr.state,
-                               "confidence": round(tr.votes[tr.card] / total, 3)})
         message = camera["message"]
         if camera["state"] == "ok" and observer["state"] == "blank":
             message = observer["message"]
@@ -242,6 +241,16 @@ class LiveTable:
                 "frame_size": [frame.image.shape[1], frame.image.shape[0]] if frame is not None else None,
                 "zones": zones, "detections": detections, "observer": observer,
                 "warnings": list(self.warnings), "error": self.error, "events_sent": len(self.sent)}
+
+    def _detections(self) -> list[dict]:
+        out = []
+        for tr in list(self.observer.tracks):
+            x1, y1, x2, y2 = tr.box
+            total = sum(tr.votes.values()) or 1.0
+            out.append({"card": tr.card, "box": [round(x1, 1), round(y1, 1), round(x2 - x1, 1), round(y2 - y1, 1)],
+                        "seat": tr.seat, "zone": tr.zone, "state": tr.state,
+                        "confidence": round(tr.votes[tr.card] / total, 3)})
+        return out
 
     def latest_jpeg(self, quality: int = 80) -> bytes | None:
         """The latest frame as JPEG, with the zones and the cards on the table drawn
