@@ -302,9 +302,14 @@ class LiveTable:
     def _fit_geometry(self) -> None:
         state = self.session.state()
         players = state.get("players") or []
-        key = (state.get("game"), len(players))
+        key = (state.get("game_id"), state.get("game"), len(players))
         if key == self._game_key or not players:
             return
+        if self._game_key is not None:       # another game: its log starts afresh, line numbers too
+            self._events_by_index.clear()
+            self._look_of_index.clear()
+            for tr in self.observer.tracks:
+                tr.event_index, tr.reported = None, None
         self._game_key = key
         try:
             from referee.games import get_game

@@ -264,8 +264,7 @@ class Observer:
         small = self._shrink(image)
         std = cv2.meanStdDev(small)[1]
         if float(std.max()) < cfg.blank_std:
-            self._state = "blank"
-            return self._motion(t, small)
+            return self._motion(t, small, blank=True)
         prev, self._prev = self._prev, small
         if prev is None or self._changed_mm2(small, prev) > cfg.motion_mm2:
             return self._motion(t, small)
@@ -293,14 +292,13 @@ class Observer:
             return None
         return self._finish(slots, t)
 
-    def _motion(self, t: float, small: np.ndarray) -> Change | None:
-        """Something moves: stop looking.  A look cut short that already read ``need``
-        still frames is decided on those (the next player's hand may come quickly)."""
+    def _motion(self, t: float, small: np.ndarray, blank: bool = False) -> Change | None:
+        """Something moves (or the picture is blank): stop looking.  A look cut short that
+        already read ``need`` still frames is decided on those (the next hand may come quickly)."""
         change = None
         if len(self._look) >= self.config.need:
             change = self._finish(self._slots(self._look), self._look_t)
-        if self._state != "blank":
-            self._state = "moving"
+        self._state = "blank" if blank else "moving"
         self._last_motion = t
         self._look = []
         self._prev = small
