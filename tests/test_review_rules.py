@@ -457,8 +457,11 @@ def _fuzz(game: str, seeds: range, steps: int = 120) -> None:
         ref.submit(_fuzz_new_game(rng, game))
         for i in range(steps):
             event = _fuzz_new_game(rng, game) if rng.random() < 0.02 else _fuzz_event(rng, ref)
+            before = snapshot(ref)
             v = ref.submit(event)                   # any exception other than a verdict fails the test
             assert v["index"] == i + 1
+            if not v["ok"]:                         # a rejected event changes nothing
+                assert snapshot(ref) == before, (game, seed, i, v)
             if i % 40 == 39 or i == steps - 1:
                 again = replay(ref.raw)
                 assert again.verdicts == ref.verdicts and again.state() == ref.state(), (game, seed, i)
@@ -470,3 +473,62 @@ def test_fuzz_twenty_two_never_crashes_and_replays():
 
 def test_fuzz_big_two_never_crashes_and_replays():
     _fuzz("big-two", range(40))
+
+
+def test_big_two_scoring_and_turns_match_an_independent_count():
+    """Random whole games (simulate): each hand's points, the next leader and the end follow 4.3 and
+    4.6 as counted here from the log alone."""
+    import random
+
+    from referee.simulate import random_game
+    order = "3 4 5 6 7 8 9 10 J Q K A 2".split()
+    poker = "A 2 3 4 5 6 7 8 9 10 J Q K A".split()
+    straights = [set(poker[i:i + 5]) for i in range(10)]
+
+    def bonus(cards):
+        ranks = [c[:-1] for c in cards]
+        if len(cards) != 5:
+            return False
+        quads = max(ranks.count(r) for r in ranks) == 4
+        sf = len({c[-1] for c in cards}) == 1 and set(ranks) in straights
+        return quads or sf
+
+    for seed in range(25):
+        rng = random.Random(seed)
+        n = rng.randint(2, 5)
+        opts = {"hand_size": rng.randint(3, 10), "allow_negative": rng.random() < 0.7}
+        log = random_game("big-two", n, rng, opts, dealer=rng.randrange(n))
+        ref = Referee()
+        totals, held, played, bonuses = [0] * n, None, None, None
+        for e in log:
+            if e["event"] == "deal":
+                held, played, bonuses = [len(h) for h in e["hands"]], [False] * n, [0] * n
+                if ref.state()["hand_number"] > 1:
+                    assert ref.state()["to_act"] == ref.state()["dealer"]       # the winner deals and leads
+                else:
+                    lowest = min((c for h in e["hands"] for c in h),
+                                 key=lambda c: order.index(c[:-1]) * 4 + "CDHS".index(c[-1]))
+                    holder = next(s for s, h in enumerate(e["hands"]) if lowest in h)
+            v = ref.submit(e)
+            assert v["ok"], v
+            if e["event"] == "deal" and ref.state()["hand_number"] == 1:
+                assert ref.state()["to_act"] == holder
+            if e["event"] != "play":
+                continue
+            s = e["seat"]
+            held[s] -= len(e["cards"])
+            played[s] = True
+            bonuses[s] += bonus(e["cards"])
+            if held[s]:
+                assert "hand_result" not in v
+                continue
+            points = [(0 if t == s else 20 if not played[t] else held[t]) - 5 * bonuses[t] for t in range(n)]
+            for t in range(n):
+                if not opts["allow_negative"] and totals[t] + points[t] < 0:
+                    points[t] = -totals[t]
+                totals[t] += points[t]
+            assert [r["points"] for r in v["hand_result"]] == points, (seed, v)
+            assert v.get("game_over", False) == (max(totals) >= 50)
+        state = ref.state()
+        assert state["scores"] == totals and state["game_over"]
+        assert state["winners"] == [t for t in range(n) if totals[t] == min(totals)]
