@@ -18,7 +18,10 @@ Hidden-hand duties, checked after the fact when the hands are unknown:
 
 * the first hand is led by the holder of the lowest card dealt (4.3);
 * D2 (4.5): following in a singles round when the next player holds one
-  card, you must play your highest single if it beats the table.
+  card, you must play your highest single if it beats the table: a pass or
+  a lower single breaks it (a bomb, an option, is neither).  With
+  ``d2_on_lead`` (B2-8) a *single* lead in that position must be your
+  highest; leading a pair or more is free.
 
 >>> from referee.cards import parse_cards
 >>> combo(parse_cards(["QS", "QC"])) > combo(parse_cards(["QH", "QD"]))
