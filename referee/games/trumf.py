@@ -479,8 +479,14 @@ class Trumf(Game):
         return claims
 
     def _test_claims(self, seat: int, card: Card, index: int, outcome: Outcome) -> None:
-        """Does ``card`` prove (or only suggest) that an earlier claim of ``seat`` was false?"""
+        """Does ``card`` prove (or only suggest) that an earlier claim of ``seat`` was false?
+
+        A proven revoke also closes the same play's ``failed_to_trump`` claim: a player who
+        held the lead suit was not void, and only a void player must trump (DK-5), so a trump
+        he shows later proves nothing more about that play.
+        """
         kept = []
+        revoked: set[int] = set()
         for claim in self.claims:
             if claim.seat != seat or not claim.matches(card) or card in claim.known_after:
                 kept.append(claim)
@@ -492,13 +498,17 @@ class Trumf(Game):
                 self.possible_revokes = [p for p in self.possible_revokes
                                          if not (p["refers_to"] == claim.index and p["code"] == claim.code)]
                 outcome.message += f" (proves a {claim.code.replace('_', ' ')} at line {claim.index})"
+                if claim.code == "revoke":
+                    revoked.add(claim.index)
                 continue
             self.possible_revokes.append({"code": claim.code, "seat": seat, "refers_to": claim.index,
                                           "at": index, "card": str(card)})
             outcome.message += (f" (possible {claim.code.replace('_', ' ')} at line {claim.index}: cannot tell, "
                                 f"{card} may have been drawn since)")
             kept.append(claim)
-        self.claims = kept
+        self.claims = [c for c in kept if not (c.code == "failed_to_trump" and c.index in revoked)]
+        self.possible_revokes = [p for p in self.possible_revokes
+                                 if not (p["code"] == "failed_to_trump" and p["refers_to"] in revoked)]
 
     def _receive(self, seat: int, card: Card | None, count: bool = True) -> None:
         """``seat`` gets a card from the stock: a known one (face up, or the stock is known) or an unseen one."""
