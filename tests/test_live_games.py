@@ -113,7 +113,7 @@ def test_a_flaky_reader_is_corrected_by_votes_rechecks_and_amends(tmp_path):
     readings; a card missed by a whole look is found by the next one and added to
     its play with an ``amend``.  The corrected log is the expected one.  (One fixed
     seed; with these rates seeds 1-8 all came out exactly right, with 10 % missed
-    5 of 8 did: see docs/live-table.md.)"""
+    7 of 8 did: see docs/live-table.md.)"""
     session, live, expected, footage, reader = act_out(tmp_path, "big-two", 4, seed=5, flaky=(0.05, 0.05))
     corrected = [e for e in session.referee.events_json() if e["event"] != "amend"]
     assert corrected == expected

@@ -61,6 +61,11 @@ class EventSink(Protocol):
     def state(self) -> dict: ...
 
 
+#: Rejections that a card missed by the camera would explain: the table is read once more.
+MISSED_CARD_CODES = frozenset({"wrong_card_count", "invalid_combination", "does_not_beat", "must_include_lowest",
+                               "duplicate_card", "card_already_played"})
+
+
 class _Pending:
     """A manual event waiting for the scene to settle."""
 
@@ -409,6 +414,8 @@ class LiveTable:
                       seat=seat, expected=to_act, cards=cards)
         verdict = self._submit({"event": "play", "seat": seat, "cards": cards}, change, frame)
         self._mark(group, verdict)
+        if not verdict.get("ok") and verdict.get("code") in MISSED_CARD_CODES:
+            self.observer.look_again()    # a card of this play may have been missed: look once more
         if not verdict.get("ok"):
             self.warn("rejected", f"seat {seat} {', '.join(cards)}: {verdict.get('message')}",
                       seat=seat, cards=cards, verdict_code=verdict.get("code"), index=verdict.get("index"))

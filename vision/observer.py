@@ -219,6 +219,12 @@ class Observer:
         half-seen and is being looked at again."""
         return self._recheck or self._state in ("starting", "moving", "settling", "looking")
 
+    def look_again(self) -> None:
+        """Read the table again soon (``confirm_s`` after the last look) even if nothing changed:
+        e.g. the referee rejected a play in a way a missed card would explain."""
+        self._recheck = True
+        self._this_is_recheck = False
+
     def on_table(self) -> list[Track]:
         return [t for t in self.tracks if t.state != "leaving"]
 
@@ -491,7 +497,11 @@ class Observer:
         present_ids = {id(s) for s in present}
         weak = [s for s in slots if id(s) not in present_ids and
                 all(float(np.linalg.norm(s.pos - p)) > cfg.match_mm for p in known)]
-        self._recheck = bool(weak) and not self._this_is_recheck
+        # ... and when the scene changed but no card came, went or read differently (a card missed by
+        # every frame of the look?)
+        nothing = not (change.groups or change.removed or change.relabelled or
+                       any(tr.state == "leaving" for tr in self.tracks))
+        self._recheck = (bool(weak) or nothing) and not self._this_is_recheck
         self._refs = (self._refs + [(self.looks, small)])[-8:]
         self._ref = small
         self._last_look_t = t
