@@ -259,6 +259,25 @@ def test_a_reading_that_changes_later_amends_the_play(tmp_path):
     assert any(w["code"] == "relabelled" for w in live.warnings)
 
 
+def test_a_correction_made_by_hand_is_not_overruled_by_the_camera(tmp_path):
+    t = DrawnTable()
+    session = new_session(tmp_path)
+    t.misread["8H"] = [("6H", 0.9)]
+    frames = t.still(5) + t.reach(1, lambda: t.put("8H", t.seat_spot(1))) + t.still(8)
+    split = len(frames)
+    t.misread["8H"] = [("8H", 0.97)]
+    frames += t.reach(2, lambda: t.put("9H", t.seat_spot(2))) + t.still(8)
+    live, _ = make_live(t, session, frames)
+    for _ in range(split):
+        live.step()
+    # someone at the dashboard corrects the card to 7H (wrongly, but it is theirs to say)
+    session.submit({"event": "amend", "index": 1, "with": {"event": "play", "seat": 1, "cards": ["7H"]}})
+    run(live)
+    assert [e["event"] for e, _ in live.sent] == ["play", "play"]
+    assert session.referee.events_json()[1]["cards"] == ["7H"]
+    assert any(w["code"] == "kept_by_hand" for w in live.warnings)
+
+
 # ---------------------------------------------------------------------------------------------
 # attribution
 

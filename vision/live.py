@@ -467,11 +467,37 @@ class LiveTable:
             return
         if replacement == original:
             return
+        touched = self._changed_by_hand(index, original)
+        if touched:
+            self.warn("kept_by_hand", f"line {index} now reads {replacement}, but it was {touched} on the "
+                      "dashboard: left as it is", index=index)
+            for t in members:
+                t.reported = t.card
+            return
         verdict = self._submit({"event": "amend", "index": index, "with": replacement}, change, frame)
         if verdict.get("ok"):
             for t in members:
                 t.reported = t.card
             self._events_by_index[index] = replacement
+
+
+    def _changed_by_hand(self, index: int, sent: dict) -> str | None:
+        """'corrected' or 'undone' if someone changed line ``index`` since the camera sent it
+        (people's corrections win over the camera's), else None."""
+        referee = getattr(self.session, "referee", None)
+        if referee is None:
+            return None
+        try:
+            if referee.verdicts[index].get("undone"):
+                return "undone"
+            now = referee.events_json()[index]
+        except (IndexError, AttributeError, TypeError):
+            return None
+
+        def key(e: dict) -> tuple:
+            return (e.get("event"), e.get("seat"), sorted(str(c).upper() for c in e.get("cards", [])),
+                    str(e.get("card", "")).upper())
+        return None if key(now) == key(sent) else "corrected"
 
 
 def annotate(image: np.ndarray, geometry: TableGeometry, tracks: list[Track]) -> np.ndarray:
