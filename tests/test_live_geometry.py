@@ -182,3 +182,20 @@ def test_calibrate_from_a_source_and_build_the_live_table_from_the_configuration
     assert live.step() and live.status()["state"] == "missing"
     with pytest.raises(CalibrationError, match="calibrate the table first"):
         live_table_from_config(Config.from_dict({}), session, reader=LookupReader())
+
+
+def test_calibrate_command_prints_the_geometry_section_as_toml(tmp_path, capsys):
+    import tomllib
+
+    from vision.live import main
+
+    image, _ = camera_view_of_markers()
+    cv2.imwrite(str(tmp_path / "cal.png"), image)
+    assert main(["calibrate", "--source", f"images:{tmp_path}/cal.png", "--table", "900x560", "--seats", "3",
+                 "--scoreboard"]) == 0
+    text = capsys.readouterr().out
+    data = tomllib.loads(text)
+    g = TableGeometry.from_config(data["geometry"])
+    assert g.seats == 3 and g.scoreboard and g.table_mm == TABLE and g.image_size == (1280, 720)
+    assert main(["calibrate", "--source", f"images:{tmp_path}/none*.png", "--table", "900x560"]) == 2
+    assert "calibration failed" in capsys.readouterr().err

@@ -582,3 +582,91 @@ def calibrate(source: str | FrameSource | CameraFeed, table_mm: tuple[float, flo
     finally:
         feed.close()
     raise CalibrationError(str(last_error) if last_error else "no frames to calibrate from")
+
+
+def geometry_toml(geometry: TableGeometry) -> str:
+    """The ``[geometry]`` section for the configuration file, as TOML text."""
+    import json
+    data = geometry.to_config()
+
+    def value(v: Any) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, (list, tuple)):
+            return "[" + ", ".join(value(x) for x in v) + "]"
+        if isinstance(v, str):
+            return json.dumps(v)          # a JSON string is a valid TOML basic string
+        return repr(float(v)) if isinstance(v, float) else str(v)
+
+    lines = ["[geometry]"]
+    for key in ("corners_px", "table_mm", "image_size", "seats", "scoreboard"):
+        if key in data:
+            lines.append(f"{key} = {value(data[key])}")
+    for zone in data.get("zones", []):
+        lines += ["", "[[geometry.zones]]"]
+        lines += [f"{k} = {value(v)}" for k, v in zone.items()]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m vision.live calibrate|watch ...``: calibration and a headless look at the table."""
+    import argparse
+    import json
+    import sys
+
+    ap = argparse.ArgumentParser(prog="python -m vision.live", description=main.__doc__)
+    sub = ap.add_subparsers(dest="command", required=True)
+    cal = sub.add_parser("calibrate", help="find the corner markers and print the [geometry] section")
+    cal.add_argument("--source", required=True, help="picamera, usb:N, video:PATH or images:GLOB")
+    cal.add_argument("--table", required=True, help="play area between the marker centres, WIDTHxHEIGHT in mm")
+    cal.add_argument("--seats", type=int, default=4)
+    cal.add_argument("--scoreboard", action="store_true", help="add twenty-two's scoreboard zone")
+    watch = sub.add_parser("watch", help="run the live table on a source and print its events as JSON lines")
+    watch.add_argument("--config", help="configuration file with [geometry] (and [camera], [recognition])")
+    watch.add_argument("--source", help="overrides [camera] source")
+    watch.add_argument("--game", default="big-two")
+    watch.add_argument("--players", default="P0,P1,P2,P3", help="names, comma-separated, in seat order")
+    watch.add_argument("--db", default=None, help="SQLite store (default: a temporary one)")
+    args = ap.parse_args(argv)
+
+    from vision.table_geometry import CalibrationError
+
+    if args.command == "calibrate":
+        try:
+            w, h = (float(x) for x in args.table.lower().split("x"))
+            geometry = calibrate(args.source, (w, h), args.seats, args.scoreboard)
+        except (ValueError, CalibrationError) as exc:
+            print(f"calibration failed: {exc}", file=sys.stderr)
+            return 2
+        print(geometry_toml(geometry), end="")
+        return 0
+
+    import tempfile
+
+    from cardtable.config import ConfigError, load_config
+    from cardtable.session import Session
+    from cardtable.store import Store
+
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    session = Session(Store(args.db or tempfile.mktemp(suffix=".sqlite", prefix="live-")))
+    session.listen(lambda verdict, state: print(json.dumps(verdict), flush=True))
+    session.submit({"event": "new_game", "game": args.game, "players": args.players.split(","), "dealer": 0})
+    try:
+        live = live_table_from_config(config, session, source=args.source)
+    except Exception as exc:  # no calibration, no model: say so
+        print(f"cannot start the live table: {exc}", file=sys.stderr)
+        return 2
+    try:
+        live.run()
+    except KeyboardInterrupt:
+        pass
+    print(json.dumps(live.status()["camera"]), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
