@@ -653,13 +653,13 @@ def main(argv: list[str] | None = None) -> int:
         print(exc, file=sys.stderr)
         return 2
     session = Session(Store(args.db or tempfile.mktemp(suffix=".sqlite", prefix="live-")))
-    session.listen(lambda verdict, state: print(json.dumps(verdict), flush=True))
-    session.submit({"event": "new_game", "game": args.game, "players": args.players.split(","), "dealer": 0})
     try:
         live = live_table_from_config(config, session, source=args.source)
     except Exception as exc:  # no calibration, no model: say so
         print(f"cannot start the live table: {exc}", file=sys.stderr)
         return 2
+    session.listen(lambda verdict, state: print(json.dumps(verdict), flush=True))
+    session.submit({"event": "new_game", "game": args.game, "players": args.players.split(","), "dealer": 0})
     try:
         live.run()
     except KeyboardInterrupt:
