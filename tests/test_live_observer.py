@@ -353,16 +353,19 @@ def test_draw_for_first_dealer_from_the_seat_zones(tmp_path):
 def test_a_button_pressed_while_a_play_settles_waits_for_that_play(tmp_path):
     t = DrawnTable(seats=2)
     session = new_session(tmp_path, players=2)
-    first = t.still(5) + t.reach(0, lambda: t.put("3C", t.seat_spot(0)))
+    first = t.still(5) + t.reach(0, lambda: t.put("3C", t.seat_spot(0))) + t.still(8)
+    first += t.reach(1, lambda: t.put("5C", t.seat_spot(1)))
     rest = t.still(8)
     live, _ = make_live(t, session, first + rest)
     for _ in first:
         live.step()
-    # seat 1 passes at once, before the camera has seen 3C come to rest
-    assert live.submit({"event": "pass", "seat": 1}) is None
-    assert [e["event"] for e in session.referee.raw] == ["new_game"]
+    # the table's one pass button is pressed at once, before the camera has seen 5C come to rest:
+    # it is seat 0's pass (to act after seat 1's play), not seat 1's (to act when it was pressed)
+    assert session.state()["to_act"] == 1
+    assert live.submit({"event": "pass", "seat": "to_act"}) is None
+    assert len(session.referee.raw) == 2
     run(live)
-    assert [e["event"] for e in session.referee.raw] == ["new_game", "play", "pass"]
+    assert session.referee.raw[2:] == [{"event": "play", "seat": 1, "cards": ["5C"]}, {"event": "pass", "seat": 0}]
     assert live.sent_manual[0][1]["ok"]
 
 

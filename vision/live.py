@@ -66,6 +66,11 @@ MISSED_CARD_CODES = frozenset({"wrong_card_count", "invalid_combination", "does_
                                "duplicate_card", "card_already_played"})
 
 
+#: ``live.submit({"event": "pass", "seat": TO_ACT})``: the seat is the referee's ``to_act`` when the
+#: event goes in (after any play that was settling when the button was pressed).
+TO_ACT = "to_act"
+
+
 class _Pending:
     """A manual event waiting for the scene to settle."""
 
@@ -158,6 +163,10 @@ class LiveTable:
         that the settling scene holds.  Returns the verdict; ``None`` if it is still
         waiting (called from inside the loop, or after ``timeout``): it will be
         submitted all the same, and :attr:`sent_manual` records it.
+
+        ``"seat": "to_act"`` (:data:`TO_ACT`) stands for the seat to act when the event goes in:
+        a single *pass* button should use it, since the seat to act changes with the play that
+        may still be settling when it is pressed.
         """
         item = _Pending(event, self._latest.t if self._latest is not None else None)
         with self._qlock:
@@ -183,7 +192,13 @@ class LiveTable:
                 if t is not None and self.observer.busy and waited < self.hold_s:
                     return
                 self._queue.popleft()
-            item.verdict = self.session.submit(item.event)
+            event = item.event
+            if isinstance(event, dict) and event.get("seat") == TO_ACT:
+                # a seatless button (one "pass" button for the table): whoever is to act once the
+                # plays that were settling are in
+                event = {**event, "seat": self.session.state().get("to_act")}
+                item.event = event
+            item.verdict = self.session.submit(event)
             self.sent_manual.append((item.event, item.verdict))
             item.done.set()
 
