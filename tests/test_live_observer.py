@@ -583,3 +583,19 @@ def test_observer_config_is_checked():
         ObserverConfig(votes=2, need=3)
     with pytest.raises(ValueError):
         ObserverConfig(need=0)
+
+
+def test_the_recogniser_adapter_maps_its_result_to_readings():
+    from vision.card_reader import RecogniserReader
+    from vision.recogniser import CardReading, Recognition, UnknownCard
+
+    class Fake:
+        def recognise(self, image):
+            return Recognition(cards=[CardReading("10H", 0.97, (10, 20, 60, 90)), CardReading("qs", 0.4, (0, 0, 5, 5)),
+                                      CardReading("ZZ", 0.99, (1, 1, 2, 2))],
+                               unknown=[UnknownCard((100, 100, 150, 170))])
+    reader = RecogniserReader(Fake(), min_confidence=0.5)
+    readings = reader.read(np.zeros((10, 10, 3), np.uint8))
+    assert [(r.card, r.confidence, r.centre) for r in readings] == [("10H", 0.97, (35.0, 55.0))]
+    assert reader.last_unknown == [(100.0, 100.0, 150.0, 170.0)]
+    assert [r.card for r in RecogniserReader(Fake()).read(None)] == ["10H", "QS"]
