@@ -599,3 +599,23 @@ def test_the_recogniser_adapter_maps_its_result_to_readings():
     assert [(r.card, r.confidence, r.centre) for r in readings] == [("10H", 0.97, (35.0, 55.0))]
     assert reader.last_unknown == [(100.0, 100.0, 150.0, 170.0)]
     assert [r.card for r in RecogniserReader(Fake()).read(None)] == ["10H", "QS"]
+
+
+def test_a_card_the_recogniser_cannot_read_is_reported_once(tmp_path):
+    t = DrawnTable()
+    session = new_session(tmp_path)
+    frames = t.still(5) + t.reach(2, lambda: t.put("3C", t.seat_spot(2))) + t.still(12)
+    quad = t._card_quad(t.seat_spot(2), 0.0)
+    box = (*quad.min(axis=0), *quad.max(axis=0))
+
+    class Unsure:
+        """Finds the card, cannot read it (the recogniser's 'unknown')."""
+        last_unknown: list = []
+
+        def read(self, image):
+            self.last_unknown = [box] if t.reader.read(image) else []
+            return []
+    live = LiveTable(ListSource(frames, fps=10), t.geometry, Unsure(), session)
+    assert run(live) == []
+    (w,) = live.warnings
+    assert w["code"] == "unreadable" and w["zone"] == "seat 2" and "cannot be read" in w["message"]

@@ -111,6 +111,7 @@ class LiveTable:
         self.latencies: list[float] = []              # rest-to-event seconds, in frame time
         self._game_key: Any = None
         self._times: collections.deque[float] = collections.deque(maxlen=30)
+        self._unreadable_seen: set[tuple] = set()
         self.draw_on_jpeg = draw_on_jpeg
         self.hold_s = hold_s
         self._queue: collections.deque[_Pending] = collections.deque()
@@ -354,6 +355,14 @@ class LiveTable:
             elif left and any(t.zone == "seat" for t in change.removed):
                 self.warn("taken_away", f"cards taken away: {', '.join(names)}; "
                           f"{len(left)} still on the table", cards=names)
+        for pos, zone, _box in change.unreadable:
+            key = (zone, int(pos[0] // 40), int(pos[1] // 40))
+            if key not in self._unreadable_seen:
+                self._unreadable_seen.add(key)
+                self.warn("unreadable", f"a card in {zone} cannot be read: turn it to the light, or enter it "
+                          "on the dashboard", zone=zone, x_mm=round(float(pos[0])), y_mm=round(float(pos[1])))
+        if change.groups or change.removed:
+            self._unreadable_seen.clear()
         dirty: set[int] = set()
         for track, old, new in change.relabelled:
             if track.event_index is None:

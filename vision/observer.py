@@ -145,10 +145,11 @@ class Change:
     look: int = 0              # the look's number (1, 2, ...)
     removed: list[Track] = field(default_factory=list)
     relabelled: list[tuple[Track, str, str]] = field(default_factory=list)   # (track, old, new)
+    unreadable: list[tuple[np.ndarray, str, tuple]] = field(default_factory=list)  # (mm, zone name, box)
 
     @property
     def empty(self) -> bool:
-        return not (self.groups or self.removed or self.relabelled)
+        return not (self.groups or self.removed or self.relabelled or self.unreadable)
 
 
 _RANK_ORDER = {r: i for i, r in enumerate(["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"])}
@@ -492,6 +493,14 @@ class Observer:
                 late_groups.append(g)
         change.groups = late_groups + self._group(new_tracks)
         change.look = self.looks
+        # cards the reader found but could not read (its "unknown" boxes), where no card is known
+        unknown = [tuple(b) for b in getattr(self.reader, "last_unknown", None) or []]
+        if unknown:
+            centres = self.geometry.to_mm([((b[0] + b[2]) / 2, (b[1] + b[3]) / 2) for b in unknown])
+            for box, pos in zip(unknown, centres):
+                if all(float(np.linalg.norm(tr.pos - pos)) > cfg.match_mm for tr in self.tracks):
+                    zone = self.geometry.zone_at(pos)
+                    change.unreadable.append((pos, zone.name if zone else "off the table", box))
         # a card seen in some frames of this look but not enough: look again once, soon
         known = [tr.pos for tr in self.tracks]
         present_ids = {id(s) for s in present}
