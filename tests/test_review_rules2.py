@@ -158,3 +158,15 @@ def test_trumf_failed_to_trump_alone_is_still_flagged():
                  {"event": "trump", "card": "2S"},
                  play(0, "7H"), play(1, "4C"), play(0, "8D"), play(1, "3S")])
     assert [(f["code"], f["refers_to"]) for f in ref.verdicts[5]["flags"]] == [("failed_to_trump", 3)]
+
+
+# == khanhoo ===========================================================================================
+def test_khanhoo_court_draw_help_matches_what_the_option_does():
+    """The dashboard shows the option's help: 'redraw' works (the court is set aside and the
+    player draws again), so the help must not call it unavailable."""
+    from referee.games.khanhoo import Khanhoo
+    option = next(o for o in Khanhoo.options if o.name == "court_draw")
+    assert "not available" not in option.help and "draws again" in option.help
+    ref = judge([new_game("khanhoo", 2, dealer=None, court_draw="redraw"),
+                 {"event": "draw", "seat": 0, "card": "QS"}])
+    assert "draws again" in ref.verdicts[1]["message"]

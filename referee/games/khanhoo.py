@@ -296,8 +296,8 @@ class Khanhoo(Game):
              "courts (K60-7)"),
         Bool("group_three_suits", True, "A Group that beats an ace group must hold clubs, diamonds and "
              "hearts; false relaxes this (K60-8)"),
-        Choice("court_draw", "high", "Courts in the draw for first dealer count above 9; 'redraw' (a court "
-               "is drawn again) needs the core draw to see options and is not available yet (K60-9)",
+        Choice("court_draw", "high", "Courts in the draw for first dealer count above 9; or 'redraw': a "
+               "player who draws a court sets it aside and draws again (K60-9)",
                choices=("high", "redraw")),
         Choice("bankrupt", "out", "A player who cannot pay: pays what he has and is out; borrows the rest "
                "from the bank (repaid from later winnings); or goes below zero (K60-10)",
