@@ -170,3 +170,242 @@ def test_khanhoo_court_draw_help_matches_what_the_option_does():
     ref = judge([new_game("khanhoo", 2, dealer=None, court_draw="redraw"),
                  {"event": "draw", "seat": 0, "card": "QS"}])
     assert "draws again" in ref.verdicts[1]["message"]
+
+
+def _khanhoo_tricks(ref: Referee, winners: list[int]) -> None:
+    """Play one-card tricks (hands unknown) so that ``winners`` win them in turn: the leader
+    leads the lowest unseen card of a suit, the winner beats it, the others play courts or
+    low cards of another suit."""
+    for w in winners:
+        game = ref.table.game
+        leader = game.to_act
+        seen = game.ledger.seen
+        left = Counter({c: KHANHOO_60.copies(c) - seen[c] for c in KHANHOO_60.counts})
+        order = [leader] + [s for s in (game.next_seat(leader, k) for k in range(1, game.n))
+                            if s != leader][:len(game.active) - 1]
+        suit = max("CDH", key=lambda s: sum(left[Card(r, s)] for r in range(1, 10)))
+        ranks = [r for r in range(1, 10) if left[Card(r, suit)] for _ in range(left[Card(r, suit)])]
+        low, high = Card(ranks[0], suit), Card(ranks[-1], suit)
+        cards = {leader: low}
+        left[low] -= 1
+        if w != leader:
+            cards[w] = high
+            left[high] -= 1
+        for s in order:
+            if s not in cards:
+                other = next(c for c in sorted(left, key=lambda c: (c.suit == suit, c.rank)) if left[c])
+                cards[s] = other
+                left[other] -= 1
+        for s in order:
+            v = ref.submit(play(s, str(cards[s])))
+            assert v["ok"], (v, cards)
+        assert v["trick_winner"] == w, (v, cards)
+
+
+def _outcome(ref: Referee) -> dict:
+    state = ref.state()
+    return {k: state[k] for k in ("hand_number", "dealer", "to_act", "scores", "pot", "points", "last_hand",
+                                  "eliminated", "game_over", "winners", "hand_counts")}
+
+
+def test_khanhoo_undo_and_amend_across_a_hand_end():
+    """Undo of the play that ended a hand brings the hand back (points, pot, dealer);
+    an amend before the hand end re-judges it; replay equals live throughout."""
+    opts = {"hand_size": {"3": 2}, "packets": {"3": 1}, "win_threshold": {"3": 2}}
+    ref = judge([new_game("khanhoo", 3, dealer=2, **opts)])
+    _khanhoo_tricks(ref, [1])
+    before_end = snapshot(ref)
+    _khanhoo_tricks(ref, [0])
+    end = ref.verdicts[-1]
+    assert "hand_result" in end and "game_over" not in end
+    assert ref.state()["hand_number"] == 2 and ref.state()["pot"] == 1      # 1-1-0: seat 2 pays 1
+    assert [r["paid"] for r in end["hand_result"]] == [0, 0, 1] and ref.state()["scores"] == [310, 310, 309]
+    after_end = _outcome(ref)
+    log = list(ref.raw)
+    v = ref.submit({"event": "undo"})
+    assert v["ok"] and v["undid"] == len(log) - 1
+    assert _outcome(ref) != after_end and ref.state()["hand_number"] == 1
+    assert ref.state()["points"] == [0, 1, 0] and ref.state()["scores"] == [310, 310, 310]
+    again = replay(ref.raw)
+    assert again.verdicts == ref.verdicts and again.state() == ref.state()
+    # replace the undone card by the same card again: the hand ends again, as before
+    ref.submit(log[-1])
+    assert _outcome(ref) == after_end
+    # amend seat 0's winning card of the hand's last trick into a court: the leader (seat 1)
+    # wins it instead, reaches 2 points and wins the game; seat 0 and seat 2 pay 2 each
+    idx = max(i for i, e in enumerate(ref.raw) if e.get("event") == "play" and e["seat"] == 0)
+    v = ref.submit({"event": "amend", "index": idx, "with": play(0, "JS")})
+    assert v["ok"], v
+    state = ref.state()
+    assert state["game_over"] and state["winners"] == [1], state
+    assert state["scores"] == [308, 314, 308] and state["pot"] == 0
+    assert {c["what"] for c in v["changed"]} >= {"trick_winner", "hand_result", "game_over", "scores"}
+    again = replay(ref.raw)
+    assert again.verdicts == ref.verdicts and again.state() == state
+    assert before_end  # (the position before the hand end was a real one)
+
+
+@pytest.mark.parametrize("event", [
+    play(0, "5H"), {"event": "exchange", "seat": 0, "count": 1}, {"event": "deal", "hands": [[], []]},
+    {"event": "draw", "seat": 0, "card": "5H"}, {"event": "trump", "card": "5H"},
+    {"event": "bid", "seat": 0, "tricks": 1}, {"event": "pass", "seat": 0}, {"event": "announce", "seat": 1},
+    play(7, "5H"),
+])
+@pytest.mark.parametrize("game", ["khanhoo", "trumf"])
+def test_events_after_the_game_is_over_are_rejected_and_change_nothing(game, event):
+    if game == "khanhoo":
+        ref = judge([new_game("khanhoo", 2, dealer=1, hand_size={"2": 1}, packets={"2": 1},
+                              win_threshold={"2": 1})])
+        _khanhoo_tricks(ref, [0])
+    else:
+        ref = judge([new_game("trumf", 2, dealer=1, stock_mode="single_hand", hand_size=1),
+                     {"event": "trump", "card": "2S"}, play(0, "AH"), play(1, "KH")])
+    assert ref.state()["game_over"]
+    before = snapshot(ref)
+    v = ref.submit(event)
+    assert not v["ok"] and v["code"] == "game_over", v
+    assert snapshot(ref) == before
+    v = ref.submit({"event": "amend", "index": len(ref.raw) - 1, "with": play(1, "9C")})
+    assert v["ok"] and ref.verdicts[len(ref.raw) - 2]["code"] == "game_over"
+    assert snapshot(ref) == before
+
+
+# == fuzz: random well-formed events ======================================================================
+KH_OPTIONS = {
+    "threshold": ["per_hand", "cumulative"], "pot_to": ["winner", "carry", "split"],
+    "next_dealer": ["left", "top_scorer", "loser"], "facedown_discards": [False, True],
+    "follower_courts_in_group": [False, True], "group_three_suits": [True, False],
+    "court_draw": ["high", "redraw"], "bankrupt": ["out", "borrow", "unlimited"],
+    "chips_start": [310, 1, 3], "pot_start": [0, 5],
+    "win_threshold": [{"2": 3, "3": 3, "4": 3, "5": 3}, {"2": 2, "3": 2, "4": 2, "5": 2}],
+}
+DK_OPTIONS = {
+    "deck": ["52", "32"], "hand_size": [7, 2, 3, 1], "stock_mode": ["trick_and_draw", "deal_rounds", "single_hand"],
+    "trump_card": ["bottom_of_stock", "taken_by_first_winner", "set_aside"], "must_trump": [False, True],
+    "must_overtrump": [False, True], "honours_to": ["captor", "holder"], "bidding": [False, True],
+    "bid_success": ["at_least", "exact"], "bid_scope": ["game", "deal"],
+    "tiebreak": ["shared", "most_tricks", "most_honours"],
+}
+EVERY_CARD = card_names(ALL_CARDS)
+
+
+def _fuzz_new_game(rng: random.Random, name: str) -> dict:
+    n = rng.choice([2, 2, 3, 4, 5, 6] if name == "khanhoo" else [2, 3, 4, 5, 6, 7, 8])
+    table = KH_OPTIONS if name == "khanhoo" else DK_OPTIONS
+    options = {k: rng.choice(v) for k, v in table.items() if rng.random() < 0.5}
+    if name == "khanhoo" and rng.random() < 0.8:        # short hands, so games end within the log
+        size = rng.choice([1, 2, 3, 4])
+        options.update(hand_size={str(k): size for k in (2, 3, 4, 5)},
+                       packets={str(k): 1 for k in (2, 3, 4, 5)})
+        options.setdefault("win_threshold", {str(k): min(size, 2) for k in (2, 3, 4, 5)})
+    dealer = rng.choice([None, 0, n - 1]) if rng.random() < 0.97 else n + 1
+    return new_game(name, n, dealer=dealer, **options)
+
+
+def _fuzz_game_event(rng: random.Random, ref: Referee, name: str) -> dict | None:
+    table = ref.table
+    if table.draw is not None:
+        draw = table.draw
+        waiting = [s for s in draw.contenders if s not in draw.drawn]
+        seat = rng.choice(waiting) if waiting and rng.random() < 0.9 else rng.randrange(len(draw.players) + 1)
+        pool = card_names(KHANHOO_60.counts) if name == "khanhoo" else EVERY_CARD
+        return {"event": "draw", "seat": seat, "card": rng.choice(pool)}
+    game = table.game
+    if game is None or game.game_over:
+        return None
+    if game.hands is None and rng.random() < 0.03:
+        event = random_deal(game, rng)
+        if rng.random() < 0.5:
+            event.pop("stock")
+        return event
+    if game.hands is not None and rng.random() < 0.7:
+        moves = game.legal_moves()
+        if moves:
+            return rng.choice(moves)
+    seat = game.to_act if game.to_act is not None and rng.random() < 0.85 else rng.randrange(game.n + 1)
+    deck = game.ledger.deck
+    left = [c for c in deck.counts for _ in range(deck.copies(c) - game.ledger.seen[c])]
+    if name == "trumf":
+        if game.trump is None:
+            return {"event": "trump", "card": rng.choice(EVERY_CARD)}
+        if game.phase == "bidding":
+            return {"event": "bid", "seat": seat, "tricks": rng.choice([0, 1, 2, 3, 7, 30])}
+        k = 1 if rng.random() < 0.95 else 2
+        return play(seat, *card_names(rng.sample(left, k) if len(left) >= k else [Card(5, "H")] * k))
+    if game.lead is None:
+        if rng.random() < 0.7:
+            return play(seat, str(rng.choice(left)))
+        kind, rank, suit = rng.random(), rng.randint(1, 9), rng.choice("CDH")
+        if kind < 0.4:
+            low = rng.randint(1, 7)
+            cards = [Card(r, suit) for r in range(low, low + rng.randint(3, min(5, 10 - low)))]
+        elif kind < 0.8:
+            cards = [Card(rank, s) for s in "CDH"] + [Card(rank, suit)] * rng.randint(0, 1)
+        else:
+            cards = [Card(1, s) for s in "CDH"] + [Card(rng.choice([11, 12, 13]), "S")] * rng.randint(1, 2)
+        return play(seat, *card_names(cards))
+    k = game.lead.size if rng.random() < 0.9 else rng.randint(1, 4)
+    if game.opt["facedown_discards"] and rng.random() < 0.3:
+        event = {"event": "exchange", "seat": seat, "count": k}
+        if rng.random() < 0.5 and len(left) >= k:
+            event["discards"] = card_names(rng.sample(left, k))
+        return event
+    return play(seat, *card_names(rng.sample(left, k) if len(left) >= k else [Card(5, "H")] * k))
+
+
+def _fuzz_event(rng: random.Random, ref: Referee, name: str) -> dict:
+    r, lines = rng.random(), len(ref.raw)
+    if r < 0.04:
+        return {"event": "undo"}
+    if r < 0.08 and lines > 1:
+        replacement = _fuzz_game_event(rng, ref, name) or play(rng.randrange(3), rng.choice(EVERY_CARD))
+        return {"event": "amend", "index": rng.randrange(lines + (rng.random() < 0.1)), "with": replacement}
+    if r < 0.085:
+        return _fuzz_new_game(rng, name)
+    if r < 0.10:
+        return rng.choice([{"event": "pass", "seat": 0}, {"event": "announce", "seat": 1},
+                           {"event": "exchange", "seat": rng.randrange(3), "count": rng.randint(0, 3)},
+                           {"event": "bid", "seat": rng.randrange(3), "tricks": rng.randint(0, 30)},
+                           {"event": "trump", "card": rng.choice(EVERY_CARD)}])
+    return _fuzz_game_event(rng, ref, name) or rng.choice([_fuzz_new_game(rng, name), {"event": "undo"}])
+
+
+def _invariants(ref: Referee) -> None:
+    game = ref.table.game
+    if game is None:
+        return
+    assert all(c >= 0 for c in game.hand_counts), game.hand_counts
+    if game.name == "khanhoo":
+        chips = sum(game.scores) + game.pot - sum(game.debts)
+        assert chips == game.n * game.opt["chips_start"] + game.opt["pot_start"], "chips are not conserved"
+        if game.opt["bankrupt"] != "unlimited":
+            assert min(game.scores) >= 0
+        assert all(game.hand_counts[s] == 0 for s in game.eliminated)
+        assert game.game_over or game.to_act not in game.eliminated
+    else:
+        for seat in range(game.n):
+            assert sum(game.known[seat].values()) + game.unknown[seat] == game.hand_counts[seat]
+        if not game.opt["bidding"]:
+            assert game.scores == [t + h for t, h in zip(game.tricks, game.honour_points)]
+        assert sum(game.tricks) == game.tricks_played <= game.total_tricks
+        assert game.stock_known is None or len(game.stock_known) == game.stock_count
+
+
+@pytest.mark.parametrize("name", ["khanhoo", "trumf"])
+@pytest.mark.parametrize("seed", range(12))
+def test_fuzz_no_crash_replay_equals_live_rejects_change_nothing(name, seed):
+    rng = random.Random(seed * 7919 + len(name))
+    ref = Referee()
+    ref.submit(_fuzz_new_game(rng, name))
+    for _ in range(250):
+        event = _fuzz_event(rng, ref, name)
+        before = ref.state()
+        verdict = ref.submit(event)          # any exception but a verdict fails the test
+        if not verdict["ok"] and event["event"] not in ("undo", "amend"):
+            after = ref.state()
+            before.pop("log_length"), after.pop("log_length")
+            assert after == before, (event, verdict)
+        _invariants(ref)
+    json.dumps(ref.state())
+    again = replay(ref.raw)
+    assert again.verdicts == ref.verdicts and again.state() == ref.state()
