@@ -160,6 +160,21 @@ def test_trumf_failed_to_trump_alone_is_still_flagged():
     assert [(f["code"], f["refers_to"]) for f in ref.verdicts[5]["flags"]] == [("failed_to_trump", 3)]
 
 
+def test_trumf_a_proven_revoke_closes_the_same_plays_failed_to_overtrump_claim():
+    """must_overtrump: P3 under-trumps (3S under 9S) on a heart lead, then shows 2H: the
+    revoke is proven, so the trump was no legal play and no overtrumping duty arose (DK-5);
+    the KS he shows later must not flag line 4 a second time."""
+    ref = judge([new_game("trumf", 3, dealer=2, stock_mode="single_hand", must_overtrump=True),
+                 {"event": "trump", "card": "2S"},
+                 play(0, "7H"), play(1, "9S"), play(2, "3S"),
+                 play(1, "8H"), play(2, "2H"), play(0, "9H"),
+                 play(0, "4C"), play(1, "5C")])
+    assert [(f["code"], f["refers_to"]) for f in ref.verdicts[6]["flags"]] == [("revoke", 4)]
+    v = ref.submit(play(2, "KS"))
+    assert v["ok"] and "flags" not in v, v
+    assert ok(ref) and not [c for c in ref.state()["open_claims"] if c["refers_to"] == 4]
+
+
 # == khanhoo ===========================================================================================
 def test_khanhoo_court_draw_help_matches_what_the_option_does():
     """The dashboard shows the option's help: 'redraw' works (the court is set aside and the

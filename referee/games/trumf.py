@@ -481,9 +481,10 @@ class Trumf(Game):
     def _test_claims(self, seat: int, card: Card, index: int, outcome: Outcome) -> None:
         """Does ``card`` prove (or only suggest) that an earlier claim of ``seat`` was false?
 
-        A proven revoke also closes the same play's ``failed_to_trump`` claim: a player who
-        held the lead suit was not void, and only a void player must trump (DK-5), so a trump
-        he shows later proves nothing more about that play.
+        A proven revoke also closes the same play's other claims (``failed_to_trump``,
+        ``failed_to_overtrump``): a player who held the lead suit was not void, the trumping
+        duties bind only a void player (DK-5), so a trump he shows later proves nothing more
+        about that play.  One breach, one flag, as with known hands (``duty_breach``).
         """
         kept = []
         revoked: set[int] = set()
@@ -506,9 +507,8 @@ class Trumf(Game):
             outcome.message += (f" (possible {claim.code.replace('_', ' ')} at line {claim.index}: cannot tell, "
                                 f"{card} may have been drawn since)")
             kept.append(claim)
-        self.claims = [c for c in kept if not (c.code == "failed_to_trump" and c.index in revoked)]
-        self.possible_revokes = [p for p in self.possible_revokes
-                                 if not (p["code"] == "failed_to_trump" and p["refers_to"] in revoked)]
+        self.claims = [c for c in kept if c.index not in revoked]
+        self.possible_revokes = [p for p in self.possible_revokes if p["refers_to"] not in revoked]
 
     def _receive(self, seat: int, card: Card | None, count: bool = True) -> None:
         """``seat`` gets a card from the stock: a known one (face up, or the stock is known) or an unseen one."""
