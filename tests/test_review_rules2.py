@@ -158,6 +158,8 @@ def test_trumf_failed_to_trump_alone_is_still_flagged():
                  {"event": "trump", "card": "2S"},
                  play(0, "7H"), play(1, "4C"), play(0, "8D"), play(1, "3S")])
     assert [(f["code"], f["refers_to"]) for f in ref.verdicts[5]["flags"]] == [("failed_to_trump", 3)]
+    # a breach is proven, but not which: void in hearts he had to trump, else to follow suit
+    assert "otherwise to follow suit" in ref.verdicts[5]["flags"][0]["message"]
 
 
 def test_trumf_a_proven_revoke_closes_the_same_plays_failed_to_overtrump_claim():

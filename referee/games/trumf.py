@@ -485,6 +485,11 @@ class Trumf(Game):
         ``failed_to_overtrump``): a player who held the lead suit was not void, the trumping
         duties bind only a void player (DK-5), so a trump he shows later proves nothing more
         about that play.  One breach, one flag, as with known hands (``duty_breach``).
+
+        The other way round, a trump shown after a discard proves a breach of that play
+        only as "failed to trump, or revoked": while its revoke claim is open the referee
+        cannot tell whether the player was void, and the flag's message says so (a revoke
+        proven later then names the breach exactly).
         """
         kept = []
         revoked: set[int] = set()
@@ -495,7 +500,13 @@ class Trumf(Game):
             claim.shown += 1
             drawn_since = self.drawn_unknown[seat] - claim.unknown_at
             if claim.shown > drawn_since:        # one of them was held at the claim: proven
-                outcome.flags.append(Flag(claim.code, seat, claim.index, claim.message))
+                message = claim.message
+                open_revoke = next((c for c in self.claims if c.index == claim.index and c.code == "revoke"), None)
+                if claim.code != "revoke" and open_revoke is not None:
+                    duty = "trump" if claim.code == "failed_to_trump" else "beat the trump"
+                    message += (f" (if void in {SUIT_NAMES[open_revoke.suit]} he had to {duty}, "
+                                f"otherwise to follow suit)")
+                outcome.flags.append(Flag(claim.code, seat, claim.index, message))
                 self.possible_revokes = [p for p in self.possible_revokes
                                          if not (p["refers_to"] == claim.index and p["code"] == claim.code)]
                 outcome.message += f" (proves a {claim.code.replace('_', ' ')} at line {claim.index})"
