@@ -24,7 +24,7 @@ files or environment variables.  Example ``config.toml`` (all keys optional)::
 >>> Config.from_dict({"table": {"port": "x"}})
 Traceback (most recent call last):
 ...
-cardtable.config.ConfigError: [table] port must be a whole number 1-65535, got 'x'
+cardtable.config.ConfigError: [table] port must be a whole number 0-65535 (0 picks a free one), got 'x'
 """
 
 from __future__ import annotations
@@ -68,8 +68,8 @@ class Config:
             if not (pin.isdigit() and 4 <= len(pin) <= 8):
                 raise ConfigError(f"[table] pin must be 4-8 digits, got {pin!r}")
         port = table.get("port", 8000)
-        if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
-            raise ConfigError(f"[table] port must be a whole number 1-65535, got {port!r}")
+        if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+            raise ConfigError(f"[table] port must be a whole number 0-65535 (0 picks a free one), got {port!r}")
         for key in ("db", "host"):
             if key in table and not isinstance(table[key], str):
                 raise ConfigError(f"[table] {key} must be a string, got {table[key]!r}")

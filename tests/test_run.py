@@ -110,11 +110,12 @@ def test_service_ready_watchdog_and_sigterm_lose_nothing(tmp_path):
                 pass
 
     try:
-        line = ""
+        line, seen = "", []
         deadline = time.monotonic() + 60
         while "dashboard on" not in line and time.monotonic() < deadline:
             line = proc.stdout.readline()
-            assert line or proc.poll() is None, "cardtable run exited early: " + proc.stdout.read()
+            seen.append(line)
+            assert line or proc.poll() is None, "cardtable run exited early: " + "".join(seen)
         url = re.search(r"(http://[0-9.]+:\d+)", line).group(1)
         collect(time.monotonic() + 4)             # 30 frames at 15 fps: 2 s of frames, then none
         assert any(m.startswith("READY=1") for m in messages), messages
