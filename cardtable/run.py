@@ -81,7 +81,7 @@ class Table:
         self.live = LiveTable(self.feed, geometry, reader or RecogniserReader(), self.session,
                               frame_seen=frame_seen, idle_s=idle_s)
         self.signals.on_pass = self._button_pass
-        self.signals.on_undo = lambda: self.live.submit({"event": "undo"})
+        self.signals.on_undo = lambda: self.live.submit({"event": "undo"}, timeout=0)
         self.app = None
         self.server = None
         if serve:
@@ -113,9 +113,10 @@ class Table:
             log.warning("signals: %s", exc)
 
     def _button_pass(self) -> None:
-        seat = self.session.state().get("to_act")
-        if seat is not None:
-            self.live.submit({"event": "pass", "seat": seat})
+        from vision.live import TO_ACT
+
+        # one pass button for the table: the seat to act once any settling play is in
+        self.live.submit({"event": "pass", "seat": TO_ACT}, timeout=0)
 
     # -- the camera protocol the dashboard reads ----------------------------------------
     def status(self) -> dict:
