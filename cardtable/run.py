@@ -132,7 +132,12 @@ class Table:
     def start(self) -> None:
         if self.server is not None:
             self.server.start()
-        self.live.start()
+        self._camera_thread = self.live.start()
+
+    def wait_camera(self, stop: threading.Event, poll: float = 0.2) -> None:
+        """Block until the camera loop ends (a file source played to its end) or ``stop`` is set."""
+        while self._camera_thread.is_alive() and not stop.is_set():
+            self._camera_thread.join(poll)
 
     @property
     def url(self) -> str | None:
