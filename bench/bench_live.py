@@ -28,7 +28,6 @@ import tempfile
 import time
 
 import cv2
-import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

@@ -284,16 +284,7 @@ class LiveTable:
         if not self.draw_on_jpeg:
             ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, int(quality)])
             return buf.tobytes() if ok else None
-        self.geometry.draw(image)
-        for tr in list(self.observer.tracks):
-            x1, y1, x2, y2 = (int(round(v)) for v in tr.box)
-            colour = {"on": (0, 220, 0), "covered": (0, 160, 255), "leaving": (0, 0, 255)}.get(tr.state, (255, 255, 255))
-            cv2.rectangle(image, (x1, y1), (x2, y2), colour, 2)
-            cv2.putText(image, tr.card, (x1 + 2, max(12, y1 - 4)), cv2.FONT_HERSHEY_SIMPLEX, 0.6, colour, 2,
-                        cv2.LINE_AA)
-        state = self.observer.status()["state"]
-        cv2.putText(image, state, (8, image.shape[0] - 10), cv2.FONT_HERSHEY_SIMPLEX, 0.6, (255, 255, 255), 2,
-                    cv2.LINE_AA)
+        annotate(image, self.geometry, list(self.observer.tracks), self.observer.status()["state"])
         ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, int(quality)])
         return buf.tobytes() if ok else None
 
@@ -524,15 +515,19 @@ class LiveTable:
         return None if key(now) == key(sent) else "corrected"
 
 
-def annotate(image: np.ndarray, geometry: TableGeometry, tracks: list[Track]) -> np.ndarray:
-    """A copy of ``image`` with zones and tracked cards drawn (for tools and docs)."""
-    out = image.copy()
-    geometry.draw(out)
+def annotate(image: np.ndarray, geometry: TableGeometry, tracks: list[Track], label: str | None = None) -> np.ndarray:
+    """Draw the zones and the tracked cards on ``image`` (in place; green: on the table, orange:
+    covered, red: leaving), and ``label`` at the bottom left; returns the image."""
+    geometry.draw(image)
     for tr in tracks:
         x1, y1, x2, y2 = (int(round(v)) for v in tr.box)
-        cv2.rectangle(out, (x1, y1), (x2, y2), (0, 220, 0), 2)
-        cv2.putText(out, tr.card, (x1 + 2, max(12, y1 - 4)), cv2.FONT_HERSHEY_SIMPLEX, 0.6, (0, 220, 0), 2)
-    return out
+        colour = {"on": (0, 220, 0), "covered": (0, 160, 255), "leaving": (0, 0, 255)}.get(tr.state, (255, 255, 255))
+        cv2.rectangle(image, (x1, y1), (x2, y2), colour, 2)
+        cv2.putText(image, tr.card, (x1 + 2, max(12, y1 - 4)), cv2.FONT_HERSHEY_SIMPLEX, 0.6, colour, 2, cv2.LINE_AA)
+    if label:
+        cv2.putText(image, label, (8, image.shape[0] - 10), cv2.FONT_HERSHEY_SIMPLEX, 0.6, (255, 255, 255), 2,
+                    cv2.LINE_AA)
+    return image
 
 
 # ---------------------------------------------------------------------------------------------

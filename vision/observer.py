@@ -49,7 +49,7 @@ import itertools
 import math
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Sequence
 
 import cv2
 import numpy as np
@@ -556,8 +556,3 @@ class Observer:
 
 def _zone_name(tr: Track) -> str:
     return f"seat {tr.seat}" if tr.zone == "seat" else tr.zone
-
-
-def readings_to_dicts(readings: Sequence[Reading]) -> list[dict[str, Any]]:
-    return [{"card": r.card, "confidence": round(r.confidence, 3), "box": [round(v, 1) for v in r.box]}
-            for r in readings]
