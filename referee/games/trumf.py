@@ -54,7 +54,11 @@ the state instead of accusing.  After a ``deal`` the hands are known and
 such a play is rejected at once; cards drawn later stay known when the deal
 also gave the ``stock`` order (top card first, the turn-up included while it
 is still to be turned), else they are unknown again and the rule falls back
-to claims for them.  The face-up turn-up is known wherever it goes.
+to claims for them.  The face-up turn-up is known wherever it goes.  One
+play, one breach: once a play's revoke is proven its trumping claims
+(``failed_to_trump``, ``failed_to_overtrump``) close, since only a void player
+must trump (DK-5); a trumping flag proven while the revoke is still open says
+that the breach is one or the other.
 
 >>> trick_winner([(0, Card(1, "H")), (1, Card(2, "S")), (2, Card(13, "H"))], "S")
 1
