@@ -433,6 +433,23 @@ def test_a_hand_resting_on_a_card_does_not_take_it_or_play_it_again(tmp_path):
     assert live.observer.tracks[0].event_index == 1
 
 
+def test_a_bumped_table_moves_the_cards_it_does_not_play_them_again(tmp_path):
+    t = DrawnTable()
+    session = new_session(tmp_path)
+    frames = t.still(5)
+    for seat, card in ((1, "3C"), (2, "5C"), (3, "7C")):
+        frames += t.reach(seat, lambda s=seat, c=card: t.put(c, t.seat_spot(s))) + t.still(8)
+
+    def bump():
+        for card, (pos, angle) in list(t.cards.items()):
+            t.put(card, pos + np.array([45.0, 25.0]), angle)
+    frames += t.reach(0, bump) + t.still(8)
+    live, _ = make_live(t, session, frames)
+    assert [e["cards"] for e in run(live)] == [["3C"], ["5C"], ["7C"]]
+    assert live.warnings[-1]["code"] == "table_moved" and live.warnings[-1]["cards"] == ["3C", "5C", "7C"]
+    assert {tr.card: tr.event_index for tr in live.observer.tracks} == {"3C": 1, "5C": 2, "7C": 3}
+
+
 # ---------------------------------------------------------------------------------------------
 # bad input: noise, black, another size, a lost camera
 

@@ -346,6 +346,9 @@ class LiveTable:
             elif left and any(t.zone == "seat" for t in change.removed):
                 self.warn("taken_away", f"cards taken away: {', '.join(names)}; "
                           f"{len(left)} still on the table", cards=names)
+        if len(change.moved) >= 3:
+            self.warn("table_moved", f"{len(change.moved)} cards moved at once: has the table or the camera "
+                      "moved? Recalibrate if the zones no longer fit", cards=sort_cards([t.card for t in change.moved]))
         for pos, zone, _box in change.unreadable:
             key = (zone, int(pos[0] // 40), int(pos[1] // 40))
             if key not in self._unreadable_seen:

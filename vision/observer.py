@@ -32,6 +32,9 @@ for what it reads as) and updates it only from *still* frames:
    does not see it.  A hand resting on the table hides cards for a moment; it
    does not take them; and a card taken for gone that is seen again where it
    was, read the same, within ``return_s`` is the same card, not a new play.
+   With one copy of each card in the deck, a card read at a new place while
+   the card of that name is no longer seen at its old place has *moved*
+   (nudged, swept to the scoreboard, a bumped table): no event.
 5. New cards of one look are grouped: cards within ``cluster_mm`` of each
    other are one group, and the groups in one seat's zone are one play.  A
    new card where nothing changed since the last look was there already (the
@@ -146,10 +149,11 @@ class Change:
     removed: list[Track] = field(default_factory=list)
     relabelled: list[tuple[Track, str, str]] = field(default_factory=list)   # (track, old, new)
     unreadable: list[tuple[np.ndarray, str, tuple]] = field(default_factory=list)  # (mm, zone name, box)
+    moved: list[Track] = field(default_factory=list)   # known cards seen again elsewhere (no event)
 
     @property
     def empty(self) -> bool:
-        return not (self.groups or self.removed or self.relabelled or self.unreadable)
+        return not (self.groups or self.removed or self.relabelled or self.unreadable or self.moved)
 
 
 _RANK_ORDER = {r: i for i, r in enumerate(["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"])}
@@ -435,6 +439,19 @@ class Observer:
                 continue        # touched and reading differently: another card now lies there
             slot_of[tid] = i
             used.add(i)
+        # one copy of each card: a card read where no card was, while the card of that name is no
+        # longer seen where it was, is that card moved (nudged, swept to the scoreboard, a bumped table)
+        moved: set[int] = set()
+        if cfg.copies == 1:
+            for i, s in enumerate(present):
+                if i in used:
+                    continue
+                same = [tr for tr in self.tracks if tr.id not in slot_of and tr.card == s.card]
+                if same:
+                    tr = min(same, key=lambda tr: float(np.linalg.norm(tr.pos - s.pos)))
+                    slot_of[tr.id] = i
+                    used.add(i)
+                    moved.add(tr.id)
 
         gone: list[Track] = []
         for tr in self.tracks:
@@ -442,6 +459,11 @@ class Observer:
             if i is not None:
                 s = present[i]
                 before = tr.card
+                if tr.id in moved:
+                    zone = self.geometry.zone_at(s.pos)
+                    tr.pos = s.pos.copy()
+                    tr.zone, tr.seat = (zone.kind, zone.seat) if zone else ("off", None)
+                    change.moved.append(tr)
                 tr.votes.update(s.support)
                 tr.box = s.box
                 tr.looks += 1
@@ -508,7 +530,7 @@ class Observer:
                 all(float(np.linalg.norm(s.pos - p)) > cfg.match_mm for p in known)]
         # ... and when the scene changed but no card came, went or read differently (a card missed by
         # every frame of the look?)
-        nothing = not (change.groups or change.removed or change.relabelled or
+        nothing = not (change.groups or change.removed or change.relabelled or change.moved or
                        any(tr.state == "leaving" for tr in self.tracks))
         self._recheck = (bool(weak) or nothing) and not self._this_is_recheck
         self._refs = (self._refs + [(self.looks, small)])[-8:]
