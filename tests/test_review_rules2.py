@@ -106,8 +106,13 @@ def _truth_game(n: int, rng: random.Random, options: dict, revoke_rate: float, s
 
 
 def _check_flags_sound(log, ref, context, trump, must_trump, must_overtrump):
+    revoked: set[int] = set()
     for v in ref.verdicts:
         for f in v.get("flags", []):
+            # once a play's revoke is proven, the player was not void: no trumping duty to flag
+            assert f["refers_to"] not in revoked, (f, log)
+            if f["code"] == "revoke":
+                revoked.add(f["refers_to"])
             held, lead, top, seat = context[f["refers_to"]]
             mine = [c for c, k in held.items() if k]
             assert f["seat"] == seat
