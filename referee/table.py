@@ -55,7 +55,8 @@ class Draw:
         deck = self.game_cls.draw_deck(self.options)
         if deck.copies(card) == 0:
             raise Reject("not_in_deck", f"{card} is not in this game's deck ({deck.name})")
-        if sum(1 for c in self.drawn.values() if c == card) >= deck.copies(card):
+        # a card set aside (drawn again) is still out of the pack for this round
+        if sum(1 for h in self.history if h["round"] == self.round and h["card"] == str(card)) >= deck.copies(card):
             raise Reject("card_already_played", f"{card} has already been drawn this round")
         self.history.append({"round": self.round, "seat": seat, "card": str(card)})
         if self.game_cls.draws_again(card, self.options):

@@ -750,3 +750,10 @@ def test_court_draw_redraw_sets_courts_aside():
     # by default a court counts above 9 and wins the draw
     ref = judge([new_game("khanhoo", 2, dealer=None), draw(0, "KS"), draw(1, "9H")])
     assert ref.state()["dealer"] == 0
+
+
+def test_courts_set_aside_in_the_draw_still_count_against_the_pack():
+    draw = lambda seat, card: {"event": "draw", "seat": seat, "card": card}  # noqa: E731
+    ref = judge([new_game("khanhoo", 2, dealer=None, court_draw="redraw"), draw(0, "QS"), draw(0, "QS")])
+    assert ref.verdicts[2]["ok"]
+    assert ref.submit(draw(0, "QS"))["code"] == "card_already_played"
