@@ -17,6 +17,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("web.cli:main", "serve the dashboard and JSON API without a camera"),
     "run": ("cardtable.run:main", "the whole product: camera, recognition, referee, storage, LEDs, dashboard"),
     "demo": ("cardtable.demo:main", "play bundled footage of a game through the real pipeline"),
+    "markers": ("vision.markers:main", "write the printable sheet of the four table-corner markers"),
+    "calibrate": ("cardtable.calibrate:main", "find the table and lay out the seat zones from the corner markers"),
 }
 
 
