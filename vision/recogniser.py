@@ -194,15 +194,26 @@ class Recogniser:
         self.classify(img, indices)
         indices = [ix for ix in indices if ix.p_index >= 0.5]
 
-        # Pair the indices of one card: they predict the same card centre.
+        # Pair the two indices of one card: they sit at opposite corners (glyphs
+        # turned 180 degrees from each other, most of a card apart) and predict
+        # the same card centre.  In a fan the top-left indices of neighbouring
+        # cards also predict nearby centres, but they point the same way, so
+        # the angle test keeps them apart.  A group has at most two indices.
         groups: list[list[IndexReading]] = []
         for ix in sorted(indices, key=lambda r: -r.best[1]):
+            best_g, best_d = None, None
             for g in groups:
+                if len(g) != 1:
+                    continue
                 ref = g[0]
+                card_h = max(ix.card_height, ref.card_height)
+                turn = abs((ix.angle - ref.angle + 180.0) % 360.0 - 180.0)
                 d = math.dist(ix.card_centre, ref.card_centre)
-                if d < 0.25 * max(ix.card_height, ref.card_height):
-                    g.append(ix)
-                    break
+                apart = math.dist(ix.centre, ref.centre)
+                if turn > 140 and d < 0.25 * card_h and apart > 0.6 * card_h and (best_d is None or d < best_d):
+                    best_g, best_d = g, d
+            if best_g is not None:
+                best_g.append(ix)
             else:
                 groups.append([ix])
 

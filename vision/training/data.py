@@ -24,6 +24,10 @@ from vision.index_geometry import (DET_STRIDE, H_REF, NOT_INDEX, PATCH_H, PATCH_
 from vision.synth.scene import HIDDEN_FRACTION, READABLE_FRACTION, random_scene_spec, render_scene
 
 SHARD_SIZE = 250
+#: Indices smaller than this (pixels, in the rendered scene) are not used to
+#: train the classifier: the recogniser reads indices from the full-resolution
+#: image, where they are larger, and tiny blurred ones are unreadable anyway.
+MIN_READ_HEIGHT = 16.0
 
 
 @dataclass
@@ -174,6 +178,8 @@ def classifier_crops(scenes: SceneSet, seed: int, jitter_copies: int = 2, negati
     for img, recs in zip(scenes.images, scenes.indices):
         H, W = img.shape[:2]
         for r in recs:
+            if r["h"] < MIN_READ_HEIGHT:
+                continue  # too few pixels to read after blur and JPEG: a label here would be noise
             if r["visible"] >= READABLE_FRACTION:
                 rank, suit = RANKS.index(r["card"][:-1]), SUITS.index(r["card"][-1])
                 for k in range(jitter_copies):

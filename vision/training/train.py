@@ -57,10 +57,10 @@ CONFIGS = {
     # For the test suite: proves the pipeline runs, learns nothing useful.
     "tiny": Config(scenes=16, det_steps=6, det_batch=4, det_crop=160, cls_epochs=1, cls_batch=64,
                    det_width=0.5, cls_width=0.5),
-    # A first usable model in about half an hour on 2 cores.
-    "quick": Config(scenes=3000, det_steps=2500, det_batch=12, det_crop=288, cls_epochs=6),
-    # The committed model: about 1.5 hours on 2 cores.
-    "full": Config(scenes=8000, det_steps=7000, det_batch=12, det_crop=320, cls_epochs=10),
+    # A first usable model in about half an hour on 2 idle cores.
+    "quick": Config(scenes=3000, det_steps=1500, det_batch=12, det_crop=288, cls_epochs=4),
+    # The committed model: about an hour on 2 cores (see docs/vision.md for the measured time).
+    "full": Config(scenes=6000, det_steps=3000, det_batch=12, det_crop=288, cls_epochs=6),
 }
 
 
@@ -216,6 +216,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--workers", type=int, default=2, help="processes rendering scenes")
+    ap.add_argument("--reuse-detector", action="store_true",
+                    help="reuse the detector saved by an earlier run on the same scenes (to retrain the classifier)")
     args = ap.parse_args(argv)
 
     cfg = CONFIGS[args.config]
@@ -236,7 +238,15 @@ def main(argv: list[str] | None = None) -> int:
     scenes = load_scenes(data_dir)
     _log(f"{len(scenes.images)} scenes, {sum(len(r) for r in scenes.indices)} indices")
 
-    det = train_detector(scenes, cfg, args.seed)
+    det_ckpt = data_dir / "detector.pt"
+    if args.reuse_detector and det_ckpt.exists():
+        det = IndexDetector(cfg.det_width)
+        det.load_state_dict(torch.load(det_ckpt))
+        det.eval()
+        _log(f"reusing the detector trained earlier on these scenes ({det_ckpt})")
+    else:
+        det = train_detector(scenes, cfg, args.seed)
+        torch.save(det.state_dict(), det_ckpt)
     X, R, S = classifier_crops(scenes, args.seed + 1, jitter_copies=cfg.jitter_copies)
     _log(f"{len(X)} classifier crops ({int((R == NOT_INDEX).sum())} negatives)")
     cls = train_classifier(X, R, S, cfg, args.seed)
