@@ -24,48 +24,11 @@ import signal
 import sys
 import tempfile
 import threading
-import time
-from typing import Any, Callable
+from typing import Any
 
 from cardtable.config import Config
 
 DEMO_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "demo")
-
-
-class PacedVideo:
-    """A video file played at ``speed`` times its frame rate, firing ``on_frame(i)``
-    before each frame (the demo's scripted button presses hang on it).  Frame times
-    stay ``i / fps``, so the pipeline's stillness rules see the footage's own time."""
-
-    live = False
-
-    def __init__(self, path: str, fps: float, speed: float, on_frame: Callable[[int], None] | None = None):
-        from vision.sources import OpenCVSource
-
-        self._video = OpenCVSource(path, live=False, name="demo footage")
-        self.name = self._video.name
-        self.interval = 1.0 / (fps * speed)
-        self.on_frame = on_frame
-        self._next = 0.0
-        self._i = 0
-
-    def open(self) -> None:
-        self._video.open()
-        self._next = time.monotonic()
-        self._i = 0
-
-    def read(self) -> Any:
-        delay = self._next - time.monotonic()
-        if delay > 0:
-            time.sleep(delay)
-        self._next = max(self._next + self.interval, time.monotonic() - self.interval)
-        if self.on_frame is not None:
-            self.on_frame(self._i)
-        self._i += 1
-        return self._video.read()
-
-    def close(self) -> None:
-        self._video.close()
 
 
 def load_script(folder: str = DEMO_DIR) -> dict:
@@ -90,7 +53,7 @@ def main(argv: list[str]) -> int:
     if args.speed <= 0:
         print("cardtable demo: --speed must be above 0", file=sys.stderr)
         return 2
-    from cardtable.run import Table
+    from cardtable.run import Paced, Table
 
     script = load_script(args.footage)
     folder = None
@@ -107,7 +70,10 @@ def main(argv: list[str]) -> int:
         for event in manual.get(i, []):
             holder["table"].live.submit(event, timeout=0)
 
-    source = PacedVideo(os.path.join(args.footage, "footage.mp4"), script["fps"], args.speed, on_frame)
+    from vision.sources import OpenCVSource
+
+    video = OpenCVSource(os.path.join(args.footage, "footage.mp4"), live=False, name="demo footage")
+    source = Paced(video, args.speed, on_frame)
     try:
         table = Table(config, source=source, serve=not args.once, image_size=tuple(script["size"]))
     except Exception as exc:

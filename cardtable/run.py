@@ -21,6 +21,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from typing import Any, Callable
 
 from cardtable import notify
@@ -43,6 +44,44 @@ def uncalibrated_geometry(size: tuple[int, int], seats: int = 4) -> Any:
 
     w, h = size
     return TableGeometry([[0, 0], [w, 0], [w, h], [0, h]], (900.0, 600.0), seats, image_size=size)
+
+
+class Paced:
+    """A recorded source (video file, image folder) played in real time, or
+    ``speed`` times faster, as a camera would deliver it.  Frames keep their
+    own synthetic times, so the pipeline's stillness rules see the footage's
+    time whatever the speed.  ``on_frame(i)`` runs before frame ``i`` is read
+    (the demo's scripted button presses hang on it)."""
+
+    live = False
+
+    def __init__(self, source: Any, speed: float = 1.0, on_frame: Callable[[int], None] | None = None):
+        if speed <= 0:
+            raise ValueError("speed must be above 0")
+        self.source = source
+        self.name = source.name
+        self.speed = speed
+        self.on_frame = on_frame
+        self._start = 0.0
+        self._i = 0
+
+    def open(self) -> None:
+        self.source.open()
+        self._start = time.monotonic()
+        self._i = 0
+
+    def read(self) -> Any:
+        if self.on_frame is not None:
+            self.on_frame(self._i)
+        self._i += 1
+        frame = self.source.read()
+        delay = self._start + frame.t / self.speed - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        return frame
+
+    def close(self) -> None:
+        self.source.close()
 
 
 class Table:
@@ -77,6 +116,8 @@ class Table:
             self.calibrated = False
         if source is None or isinstance(source, str):
             source = make_source(source or config.source, size=image_size)
+            if not source.live:
+                source = Paced(source)          # recorded footage plays like a camera: in real time
         self.feed = CameraFeed(source, size=geometry.image_size)
         self.live = LiveTable(self.feed, geometry, reader or RecogniserReader(), self.session,
                               frame_seen=frame_seen, idle_s=idle_s)

@@ -89,7 +89,7 @@ def test_service_ready_watchdog_and_sigterm_lose_nothing(tmp_path):
     frames = tmp_path / "frames"
     frames.mkdir()
     for i in range(30):
-        cv2.imwrite(str(frames / f"f{i:03d}.png"), np.full((180, 320, 3), 60, np.uint8))
+        cv2.imwrite(str(frames / f"f{i:03d}.png"), np.full((720, 1280, 3), 60, np.uint8))
     sock_path = str(tmp_path / "notify.sock")
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     sock.bind(sock_path)
