@@ -16,38 +16,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
-
-GEOMETRY_KEYS = ("corners_px", "table_mm", "seats", "image_size", "scoreboard")
-
-
-def toml_table(geometry: dict) -> str:
-    """The ``[geometry]`` section as TOML (plain numbers and lists; zones are laid out from the seats)."""
-    lines = ["[geometry]"]
-    for key in GEOMETRY_KEYS:
-        if key in geometry:
-            value = geometry[key]
-            text = "true" if value is True else "false" if value is False else str(value)
-            lines.append(f"{key} = {text}")
-    return "\n".join(lines) + "\n"
-
-
-def grab_frame(spec: str, tries: int = 50) -> object:
-    from vision.sources import CameraFeed, make_source
-
-    feed = CameraFeed(make_source(spec))
-    try:
-        for _ in range(tries):
-            frame = feed.next_frame()
-            if frame is not None:
-                return frame.image
-            if feed.ended:
-                break
-            time.sleep(0.1)
-        raise RuntimeError(f"no frame from {spec}: {feed.status().get('message')}")
-    finally:
-        feed.close()
-
 
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="cardtable calibrate", description=__doc__.split("\n\n")[0])
@@ -59,32 +27,37 @@ def main(argv: list[str]) -> int:
     p.add_argument("--scoreboard", action="store_true", help="keep a zone for twenty-two's scoring cards")
     p.add_argument("--corners", nargs=8, type=float, metavar="XY",
                    help="four corners by hand, in pixels: x0 y0 x1 y1 x2 y2 x3 y3 (clockwise from top-left)")
-    p.add_argument("--preview", help="write the frame with the zones drawn to this image file")
+    p.add_argument("--preview", help="with --image: write the picture with the zones drawn to this file")
     p.add_argument("--config", help="the configuration file to update with --write")
     p.add_argument("--write", action="store_true", help="replace the [geometry] section of --config")
     args = p.parse_args(argv)
     import cv2
 
+    from vision.live import calibrate, geometry_toml
+    from vision.sources import ListSource, make_source
     from vision.table_geometry import CalibrationError, TableGeometry
 
     try:
         if args.image:
             image = cv2.imread(args.image)
             if image is None:
-                raise RuntimeError(f"{args.image}: not an image")
+                raise CalibrationError(f"{args.image}: not an image")
+            source = ListSource([image], name=args.image)
         else:
-            image = grab_frame(args.source)
+            source = make_source(args.source)
         if args.corners:
+            if not args.image:
+                raise CalibrationError("--corners needs --image (a picture to take the corners' pixels from)")
             c = args.corners
             geometry = TableGeometry([c[0:2], c[2:4], c[4:6], c[6:8]], args.table_mm, args.seats,
                                      image_size=(image.shape[1], image.shape[0]), scoreboard=args.scoreboard)
         else:
-            geometry = TableGeometry.from_markers(image, args.table_mm, args.seats, scoreboard=args.scoreboard)
-    except (CalibrationError, RuntimeError, ValueError) as exc:
+            geometry = calibrate(source, tuple(args.table_mm), args.seats, args.scoreboard)
+    except (CalibrationError, ValueError) as exc:
         print(f"cardtable calibrate: {exc}", file=sys.stderr)
         return 2
-    section = toml_table(geometry.to_config())
-    if args.preview:
+    section = geometry_toml(geometry)
+    if args.preview and args.image:
         cv2.imwrite(args.preview, geometry.draw(image.copy()))
     if args.write:
         if not args.config:
@@ -98,7 +71,8 @@ def main(argv: list[str]) -> int:
 
 
 def replace_section(path: str, section: str) -> None:
-    """Replace (or append) the ``[geometry]`` table of a TOML file, keeping the rest as written."""
+    """Replace (or append) the ``[geometry]`` table (and its ``[[geometry.zones]]``) of a TOML
+    file, keeping the rest as written."""
     try:
         with open(path, encoding="utf-8") as fh:
             lines = fh.read().splitlines(keepends=True)
@@ -108,7 +82,7 @@ def replace_section(path: str, section: str) -> None:
     for line in lines:
         stripped = line.strip()
         if stripped.startswith("[") and stripped.endswith("]"):
-            skipping = stripped == "[geometry]"
+            skipping = stripped.strip("[]").split(".")[0] == "geometry"
         if not skipping:
             out.append(line)
     if out and not out[-1].endswith("\n"):

@@ -97,7 +97,7 @@ class Table:
                  frame_seen: Callable[[Any], None] | None = None, session: Session | None = None,
                  signals: Any = None, image_size: tuple[int, int] = (1280, 720), idle_s: float = 0.02):
         from vision.card_reader import RecogniserReader
-        from vision.live import LiveTable
+        from vision.live import LiveTable, observer_config
         from vision.sources import CameraFeed, make_source
         from vision.table_geometry import TableGeometry
 
@@ -120,7 +120,7 @@ class Table:
                 source = Paced(source)          # recorded footage plays like a camera: in real time
         self.feed = CameraFeed(source, size=geometry.image_size)
         self.live = LiveTable(self.feed, geometry, reader or RecogniserReader(), self.session,
-                              frame_seen=frame_seen, idle_s=idle_s)
+                              config=observer_config(config.recognition), frame_seen=frame_seen, idle_s=idle_s)
         self.signals.on_pass = self._button_pass
         self.signals.on_undo = lambda: self.live.submit({"event": "undo"}, timeout=0)
         self.app = None

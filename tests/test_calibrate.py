@@ -45,11 +45,14 @@ def test_calibration_prints_a_geometry_section_the_live_table_accepts(tmp_path):
 def test_write_replaces_only_the_geometry_section(tmp_path):
     config = tmp_path / "c.toml"
     config.write_text('[table]\npin = "1234"\n\n[geometry]\ncorners_px = [[0, 0]]\n\n[camera]\nsource = "usb:0"\n')
-    out = cli("calibrate", "--image", table_picture(tmp_path / "t.png"), "--config", str(config), "--write")
-    assert out.returncode == 0, out.stderr
+    for _ in range(2):      # a second calibration replaces the first, zones included
+        out = cli("calibrate", "--image", table_picture(tmp_path / "t.png"), "--config", str(config), "--write")
+        assert out.returncode == 0, out.stderr
     loaded = load_config(str(config))
     assert loaded.pin == "1234" and loaded.source == "usb:0"
     assert len(loaded.geometry["corners_px"]) == 4
+    assert len(loaded.geometry["zones"]) == 5          # four seats and the centre
+    assert config.read_text().count("[geometry]") == 1
 
 
 def test_missing_markers_and_bad_pictures_exit_2(tmp_path):
