@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -108,3 +109,5 @@ def main(argv: list[str]) -> int:
         return 0
     finally:
         table.stop()
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)

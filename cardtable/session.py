@@ -7,8 +7,7 @@ and returns the verdict.  A valid ``new_game`` starts a new log in the store;
 everything else goes into the current one.  After a crash,
 :meth:`Session.resume` replays the last stored game.
 
->>> import tempfile, os
->>> s = Session(Store(os.path.join(tempfile.mkdtemp(), "t.sqlite")))
+>>> s = Session(Store(":memory:"))
 >>> s.submit({"event": "new_game", "game": "big-two", "players": ["A", "B"], "dealer": 0})["ok"]
 True
 >>> s.submit({"event": "play", "seat": 1, "cards": ["3c"]})["message"]

@@ -6,9 +6,7 @@ it is acknowledged, so a process killed at any moment loses no acknowledged
 event; resuming replays the stored lines, which gives exactly the state the
 process had.
 
->>> import tempfile, os
->>> path = os.path.join(tempfile.mkdtemp(), "t.sqlite")
->>> store = Store(path)
+>>> store = Store(":memory:")       # a file path in real use
 >>> gid = store.create_game({"event": "new_game", "game": "big-two", "players": ["A", "B"], "dealer": 0})
 >>> store.append(gid, 1, {"event": "play", "seat": 1, "cards": ["3C"]})
 >>> [e["event"] for e in store.events(gid)]
