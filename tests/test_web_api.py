@@ -10,28 +10,9 @@ from cardtable.session import Session
 from cardtable.store import Store
 from web import create_app
 
-PIN = "4821"
+from web_fixtures import PIN, app, client, session  # noqa: F401  (fixtures)
 H = {"X-Table-Pin": PIN}
 NEW = {"event": "new_game", "game": "big-two", "players": ["Ann", "Bo", "Cy"], "dealer": 0}
-
-
-@pytest.fixture
-def session(tmp_path):
-    store = Store(str(tmp_path / "table.sqlite"))
-    yield Session(store)
-    store.close()
-
-
-@pytest.fixture
-def app(session):
-    app = create_app(session, pin=PIN)
-    yield app
-    app.extensions["cardtable"].close()
-
-
-@pytest.fixture
-def client(app):
-    return app.test_client()
 
 
 def post(client, event, headers=H, **kw):
