@@ -75,7 +75,9 @@ def score_image(result, ann: SceneAnnotation) -> ImageScore:
         else:
             fp += 1
             under = [c.card for c in ann.cards if _inside(centre, c.corners)]
-            wrong.append(f"reported {r.card} (conf {r.confidence:.2f}) where {'/'.join(under) or 'no card'} lies")
+            elsewhere = " (that card lies elsewhere: a misplaced box)" if gt is not None else ""
+            wrong.append(f"reported {r.card} (conf {r.confidence:.2f}) where {'/'.join(under) or 'no card'} lies"
+                         + elsewhere)
     readable = [n for n, s in status.items() if s == "readable"]
     missed = [n for n in readable if n not in found]
     return ImageScore(len(ann.cards), scene_has_overlap(ann), len(readable), tp, fp, len(missed),

@@ -33,6 +33,8 @@ from vision.index_geometry import (DET_LONG_SIDE, DET_STRIDE, H_REF, NOT_INDEX, 
 
 MODEL_DIR = Path(__file__).resolve().parent / "models"
 CARD_NAMES = [r + s for r in RANKS for s in SUITS]  # rank-major, matches the outer product below
+#: Default crops read per index: as detected, turned +-10 degrees, and 10% larger.
+VIEWS = ((0.0, 1.0), (10.0, 1.0), (-10.0, 1.0), (0.0, 1.1))
 
 
 @dataclass(frozen=True)
@@ -131,6 +133,8 @@ class Recogniser:
                                       else self.meta.get("accept_threshold", 0.85))
         self.heat_threshold = float(heat_threshold if heat_threshold is not None
                                     else self.meta.get("heat_threshold", 0.3))
+        #: (angle offset in degrees, size factor) of the crops read per index.
+        self.views = [tuple(v) for v in self.meta.get("views", VIEWS)]
 
     # -- stage 1: find indices ------------------------------------------------
     def detect_indices(self, image: np.ndarray) -> list[IndexReading]:
@@ -176,11 +180,15 @@ class Recogniser:
         if not indices:
             return
         img = _as_bgr(image)
-        crops = [crop_index(img, ix.centre, ix.angle, ix.height) for ix in indices]
+        # Each index is read from a few crops that differ by the detector's
+        # typical error in angle and size; averaging them makes a reading
+        # robust to one unlucky crop and its confidence better calibrated.
+        views = self.views
+        crops = [crop_index(img, ix.centre, ix.angle + da, ix.height * ds) for ix in indices for da, ds in views]
         self.classifier.setInput(cv2.dnn.blobFromImages(crops, 1.0 / 255.0))
         logits = self.classifier.forward().reshape(len(crops), -1)
-        p_rank = _softmax(logits[:, :NOT_INDEX + 1])
-        p_suit = _softmax(logits[:, NOT_INDEX + 1:])
+        p_rank = _softmax(logits[:, :NOT_INDEX + 1]).reshape(len(indices), len(views), -1).mean(axis=1)
+        p_suit = _softmax(logits[:, NOT_INDEX + 1:]).reshape(len(indices), len(views), -1).mean(axis=1)
         for ix, pr, ps in zip(indices, p_rank, p_suit):
             ix.p_index = float(1.0 - pr[NOT_INDEX])
             ix.probs = np.outer(pr[:NOT_INDEX], ps).reshape(-1)
