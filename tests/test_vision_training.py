@@ -71,6 +71,9 @@ def test_tiny_training_run_exports_models_the_recogniser_loads(art, tmp_path):
     img, _ = _scene()
     result = rec.recognise(img)  # a tiny model reads nothing useful, but the path runs end to end
     assert isinstance(result.cards, list) and isinstance(result.unknown, list)
-    # Second run reuses the rendered scenes (idempotent data cache).
-    shards = sorted(p.name for p in data.iterdir())
-    assert shards and all(p.startswith("shard") for p in shards)
+    # The rendered scenes and the detector are cached beside each other; a
+    # second run with --reuse-detector retrains only the classifier.
+    assert sorted(p.name for p in data.iterdir()) == ["detector.pt", "shard0000.npz"]
+    assert train_main(["--config", "tiny", "--out", str(out), "--data", str(data), "--workers", "1",
+                       "--reuse-detector"]) == 0
+    Recogniser(out).recognise(img)
