@@ -33,8 +33,8 @@ from vision.index_geometry import (DET_LONG_SIDE, DET_STRIDE, H_REF, NOT_INDEX, 
 
 MODEL_DIR = Path(__file__).resolve().parent / "models"
 CARD_NAMES = [r + s for r in RANKS for s in SUITS]  # rank-major, matches the outer product below
-#: Default crops read per index: as detected, turned +-10 degrees, and 10% larger.
-VIEWS = ((0.0, 1.0), (10.0, 1.0), (-10.0, 1.0), (0.0, 1.1))
+#: Default crops read per index: as detected and turned +-7 degrees (model.json may override).
+VIEWS = ((0.0, 1.0), (7.0, 1.0), (-7.0, 1.0))
 
 
 @dataclass(frozen=True)
