@@ -118,9 +118,12 @@ class Table:
             source = make_source(source or config.source, size=image_size)
             if not source.live:
                 source = Paced(source)          # recorded footage plays like a camera: in real time
-        self.feed = CameraFeed(source, size=geometry.image_size)
+        # A calibrated table expects the calibration's frame size; an uncalibrated one takes
+        # whatever size the camera gives (a webcam may not do 1280x720) and fits itself to it.
+        self.feed = CameraFeed(source, size=geometry.image_size if self.calibrated else None)
+        hook = frame_seen if self.calibrated else self._fit_uncalibrated(frame_seen)
         self.live = LiveTable(self.feed, geometry, reader or RecogniserReader(), self.session,
-                              config=observer_config(config.recognition), frame_seen=frame_seen, idle_s=idle_s)
+                              config=observer_config(config.recognition), frame_seen=hook, idle_s=idle_s)
         self.signals.on_pass = self._button_pass
         self.signals.on_undo = lambda: self.live.submit({"event": "undo"}, timeout=0)
         self.app = None
@@ -136,6 +139,16 @@ class Table:
             self.app = create_app(self.session, pin=pin, camera=self, signals=self.signals,
                                   secret_key=secret_key_for(config.db))
             self.server = Server(self.app, config.host, config.port)
+
+    def _fit_uncalibrated(self, then: Callable[[Any], None] | None) -> Callable[[Any], None]:
+        def seen(frame: Any) -> None:
+            h, w = frame.image.shape[:2]
+            geometry = self.live.observer.geometry
+            if tuple(geometry.image_size) != (w, h):
+                self.live.observer.geometry = uncalibrated_geometry((w, h), geometry.seats)
+            if then is not None:
+                then(frame)
+        return seen
 
     # -- parts ------------------------------------------------------------------------
     @staticmethod

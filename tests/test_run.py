@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 
@@ -151,3 +152,17 @@ def test_bad_configuration_exits_2(tmp_path):
     out = subprocess.run([sys.executable, "-m", "cardtable", "run", "--config", str(tmp_path / "none.toml")],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "no such configuration file" in out.stderr
+
+
+def test_an_uncalibrated_table_fits_itself_to_the_camera_frame_size(tmp_path):
+    """A webcam that gives 640x480 when 1280x720 was asked for still works uncalibrated."""
+    config = Config(db=str(tmp_path / "t.sqlite"), port=0, pin=PIN)
+    frames = [np.full((480, 640, 3), 40, np.uint8)] * 4
+    table = Table(config, source=ListSource(frames), reader=LookupReader(), serve=False)
+    table.start()
+    try:
+        table.wait_camera(threading.Event())
+        assert table.live.geometry.image_size == (640, 480)
+        assert table.feed.skipped == 0 and table.feed.frames == 4
+    finally:
+        table.stop()
