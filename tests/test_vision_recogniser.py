@@ -137,6 +137,21 @@ def test_a_card_seen_twice_is_reported_once(rec, held_out):
     assert result.unknown  # the other copy is still reported, as unknown
 
 
+def test_a_deck_with_two_copies_reports_both(rec, held_out):
+    """khanhoo's pack holds every card twice: with copies=2 both 5H are read, a third is not."""
+    spec = SceneSpec(1200, 540, [CardPlacement("5H", (250, 270), 0, 240, held_out[0]),
+                                 CardPlacement("5H", (600, 270), 40, 240, held_out[0]),
+                                 CardPlacement("5H", (950, 270), -30, 240, held_out[0])], table="felt",
+                     lighting=Lighting(shadow=0.2))
+    img, _ = render_scene(spec, np.random.default_rng(0))
+    assert [c.card for c in rec.recognise(img).cards] == ["5H"]
+    result = rec.recognise(img, copies=2)
+    assert [c.card for c in result.cards] == ["5H", "5H"]
+    assert len(result.unknown) == 1
+    with pytest.raises(ValueError, match="copies"):
+        rec.recognise(img, copies=0)
+
+
 def test_input_checks(rec):
     grey = np.full((300, 400), 90, np.uint8)
     assert rec.recognise(grey).cards == []

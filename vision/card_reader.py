@@ -66,10 +66,12 @@ class RecogniserReader:
             recogniser = Recogniser(**recogniser_args)
         self.recogniser = recogniser
         self.min_confidence = float(min_confidence)
+        self.copies = 1          # of each card in the deck; the live table sets it per game (khanhoo: 2)
         self.last_unknown: list[tuple[float, float, float, float]] = []
 
     def read(self, image: np.ndarray) -> list[Reading]:
-        result = self.recogniser.recognise(image)
+        result = self.recogniser.recognise(image, copies=self.copies) if self.copies != 1 \
+            else self.recogniser.recognise(image)
         out = []
         for c in getattr(result, "cards", []):
             try:

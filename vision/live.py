@@ -327,6 +327,8 @@ class LiveTable:
             from referee.games import get_game
             deck = get_game(state.get("game")).deck
             self.observer.config.copies = max(1, max(deck.copies(c) for c in deck.cards()))
+            if hasattr(self.observer.reader, "copies"):      # the recogniser too (khanhoo: 2 of each)
+                self.observer.reader.copies = self.observer.config.copies
         except Exception:
             pass
         g = self.geometry

@@ -194,8 +194,14 @@ class Recogniser:
             ix.probs = np.outer(pr[:NOT_INDEX], ps).reshape(-1)
 
     # -- stage 3: cards ---------------------------------------------------------
-    def recognise(self, image: np.ndarray) -> Recognition:
-        """All cards whose corner index is visible, read or reported as unknown."""
+    def recognise(self, image: np.ndarray, copies: int = 1) -> Recognition:
+        """All cards whose corner index is visible, read or reported as unknown.
+
+        ``copies`` is how many of each card the deck holds (khanhoo's pack: 2):
+        a card is reported at most that many times.
+        """
+        if copies < 1:
+            raise ValueError(f"copies must be at least 1, got {copies}")
         img = _as_bgr(image)
         H, W = img.shape[:2]
         indices = self.detect_indices(img)
@@ -237,21 +243,23 @@ class Recogniser:
             probs = np.mean([m.probs for m in g], axis=0)
             candidates.append([label, conf, probs, g])
 
-        # A card appears once per deck: when two places claim the same card,
-        # the more confident keeps it and the other falls back to its next
-        # reading if that is confident, otherwise it becomes unknown.
-        used: set[str] = set()
+        # A card appears ``copies`` times per deck (once in most): when more
+        # places claim the same card, the more confident keep it and the others
+        # fall back to their next reading if that is confident, otherwise they
+        # become unknown.
+        used: dict[str, int] = {}
+        full = lambda name: used.get(name, 0) >= copies  # noqa: E731
         result = Recognition()
         for cand in sorted(candidates, key=lambda c: -c[1]):
             label, conf, probs, g = cand
-            if label in used:
+            if full(label):
                 order = np.argsort(-probs)
-                alt = next((CARD_NAMES[k] for k in order if CARD_NAMES[k] not in used), None)
+                alt = next((CARD_NAMES[k] for k in order if not full(CARD_NAMES[k])), None)
                 alt_conf = float(probs[CARD_NAMES.index(alt)]) if alt else 0.0
                 label, conf = (alt, alt_conf) if alt else (label, 0.0)
             box = self._box(g, W, H)
-            if conf >= self.accept_threshold and label not in used:
-                used.add(label)
+            if conf >= self.accept_threshold and not full(label):
+                used[label] = used.get(label, 0) + 1
                 result.cards.append(CardReading(label, round(conf, 4), box))
             else:
                 result.unknown.append(UnknownCard(box))
