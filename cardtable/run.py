@@ -126,6 +126,7 @@ class Table:
                               config=observer_config(config.recognition), frame_seen=hook, idle_s=idle_s)
         self.signals.on_pass = self._button_pass
         self.signals.on_undo = lambda: self.live.submit({"event": "undo"}, timeout=0)
+        self.signals.on_confirm = self._button_confirm
         self.app = None
         self.server = None
         if serve:
@@ -171,6 +172,21 @@ class Table:
 
         # one pass button for the table: the seat to act once any settling play is in
         self.live.submit({"event": "pass", "seat": TO_ACT}, timeout=0)
+
+    def _button_confirm(self) -> None:
+        """The confirm button says what a silent player means at that moment: in twenty-two's
+        exchange round "I keep my hand" (an exchange of 0 for the next seat to exchange); in
+        big-two "last card" (an announce for the seat holding one card).  Otherwise nothing."""
+        state = self.session.state()
+        if state.get("game") == "twenty-two" and state.get("phase") == "exchange":
+            waiting = (state.get("exchange") or {}).get("waiting") or []
+            if waiting:
+                self.live.submit({"event": "exchange", "seat": waiting[0], "count": 0}, timeout=0)
+        elif state.get("game") == "big-two":
+            for seat in state.get("last_card") or []:
+                self.live.submit({"event": "announce", "seat": seat}, timeout=0)
+        else:
+            log.info("confirm pressed: nothing to confirm in %s", state.get("game") or "no game")
 
     # -- the camera protocol the dashboard reads ----------------------------------------
     def status(self) -> dict:

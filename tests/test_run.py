@@ -166,3 +166,25 @@ def test_an_uncalibrated_table_fits_itself_to_the_camera_frame_size(tmp_path):
         assert table.feed.skipped == 0 and table.feed.frames == 4
     finally:
         table.stop()
+
+
+def test_confirm_button_keeps_a_hand_in_twenty_two_and_announces_in_big_two(tmp_path):
+    config = Config(db=str(tmp_path / "t.sqlite"), port=0, pin=PIN)
+    table = Table(config, source=ListSource([np.zeros((360, 640, 3), np.uint8)]), reader=LookupReader(),
+                  serve=False, image_size=(640, 360))
+    table.start()
+    try:
+        table.wait_camera(threading.Event())
+        table.session.submit({"event": "new_game", "game": "twenty-two", "players": ["A", "B", "C"], "dealer": 0})
+        table.signals.press("confirm")
+        last = table.session.referee.raw[-1]
+        assert last == {"event": "exchange", "seat": 1, "count": 0}
+        assert table.session.referee.verdicts[-1]["ok"]
+        table.session.submit({"event": "new_game", "game": "big-two", "players": ["A", "B"], "dealer": 0,
+                              "options": {"hand_size": 2, "no_announce_penalty": 3}})
+        table.session.submit({"event": "play", "seat": 0, "cards": ["3C"]})
+        table.signals.press("confirm")
+        assert table.session.referee.raw[-1] == {"event": "announce", "seat": 0}
+        assert table.session.referee.verdicts[-1]["ok"]
+    finally:
+        table.stop()
