@@ -62,27 +62,34 @@ class Config:
             raise ConfigError(f"unknown section [{sorted(unknown)[0]}]; known: {', '.join(sorted(KNOWN_SECTIONS))}")
         table = _section(data, "table", {"pin", "db", "host", "port"})
         camera = _section(data, "camera", {"source"})
-        pin = table.get("pin")
-        if pin is not None:
-            pin = str(pin)
-            if not (pin.isdigit() and 4 <= len(pin) <= 8):
-                raise ConfigError(f"[table] pin must be 4-8 digits, got {pin!r}")
-        port = table.get("port", 8000)
-        if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
-            raise ConfigError(f"[table] port must be a whole number 0-65535 (0 picks a free one), got {port!r}")
-        for key in ("db", "host"):
-            if key in table and not isinstance(table[key], str):
-                raise ConfigError(f"[table] {key} must be a string, got {table[key]!r}")
-        source = camera.get("source")
-        if source is not None and not isinstance(source, str):
-            raise ConfigError(f"[camera] source must be a string, got {source!r}")
-        return cls(pin=pin, db=table.get("db", "cardtable.sqlite"), host=table.get("host", "127.0.0.1"),
-                   port=port, source=source, gpio=dict(data.get("gpio", {})),
+        return cls(pin=None if table.get("pin") is None else str(table["pin"]),
+                   db=table.get("db", "cardtable.sqlite"), host=table.get("host", "127.0.0.1"),
+                   port=table.get("port", 8000), source=camera.get("source"), gpio=dict(data.get("gpio", {})),
                    geometry=dict(data.get("geometry", {})), recognition=dict(data.get("recognition", {})),
                    path=path)
 
+    def __post_init__(self) -> None:
+        # Checked here, not in from_dict, so command-line overrides are checked too.
+        pin = self.pin
+        if pin is not None and not (isinstance(pin, str) and pin.isdigit() and 4 <= len(pin) <= 8):
+            raise ConfigError(f"[table] pin must be 4-8 digits, got {pin!r}")
+        port = self.port
+        if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+            raise ConfigError(f"[table] port must be a whole number 0-65535 (0 picks a free one), got {port!r}")
+        for key in ("db", "host"):
+            if not isinstance(getattr(self, key), str):
+                raise ConfigError(f"[table] {key} must be a string, got {getattr(self, key)!r}")
+        if self.source is not None and not isinstance(self.source, str):
+            raise ConfigError(f"[camera] source must be a string, got {self.source!r}")
+
     def override(self, **values: Any) -> "Config":
-        """A copy with the command-line values that were given (None means not given)."""
+        """A copy with the command-line values that were given (None means not given), checked.
+
+        >>> Config().override(pin="12")
+        Traceback (most recent call last):
+        ...
+        cardtable.config.ConfigError: [table] pin must be 4-8 digits, got '12'
+        """
         return replace(self, **{k: v for k, v in values.items() if v is not None})
 
 

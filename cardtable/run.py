@@ -242,7 +242,6 @@ def main(argv: list[str]) -> int:
     try:
         config = load_config(args.config).override(source=args.source, db=args.db, host=args.host,
                                                    port=args.port, pin=args.pin)
-        config = Config.from_dict(_as_dict(config), path=config.path)     # re-validate the overrides
     except ConfigError as exc:
         print(f"cardtable run: {exc}", file=sys.stderr)
         return 2
@@ -274,14 +273,3 @@ def _status_line(table: Table) -> str:
     state = table.session.state()
     camera = table.live.status().get("camera", {})
     return f"camera {camera.get('state', '?')}; {state.get('game') or 'no game'} hand {state.get('hand_number')}"
-
-
-def _as_dict(config: Config) -> dict:
-    table = {"db": config.db, "host": config.host, "port": config.port}
-    if config.pin is not None:
-        table["pin"] = config.pin
-    out: dict[str, Any] = {"table": table, "gpio": config.gpio, "geometry": config.geometry,
-                           "recognition": config.recognition}
-    if config.source is not None:
-        out["camera"] = {"source": config.source}
-    return out

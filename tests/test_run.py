@@ -152,6 +152,9 @@ def test_bad_configuration_exits_2(tmp_path):
     out = subprocess.run([sys.executable, "-m", "cardtable", "run", "--config", str(tmp_path / "none.toml")],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "no such configuration file" in out.stderr
+    out = subprocess.run([sys.executable, "-m", "cardtable", "run", "--pin", "12", "--db", str(tmp_path / "t.sqlite")],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "pin must be 4-8 digits" in out.stderr     # overrides are checked too
 
 
 def test_an_uncalibrated_table_fits_itself_to_the_camera_frame_size(tmp_path):
