@@ -32,10 +32,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterable
 
-from referee.cards import Card, card_names
+from referee.cards import Card
 from referee.decks import STANDARD_52, CardLedger, Deck
 from referee.errors import Reject
-from referee.options import Option
+from referee.options import Option, options_json
 
 
 @dataclass(frozen=True)
@@ -289,8 +289,7 @@ class Game:
         out: dict[str, Any] = {
             "game": self.name,
             "players": list(self.players),
-            "options": {k: (v if not isinstance(v, dict) else {str(a): b for a, b in v.items()})
-                        for k, v in self.opt.items()},
+            "options": options_json(self.opt),
             "phase": "over" if self.game_over else "play",
             "hand_number": self.hand_number,
             "dealer": self.dealer,
@@ -305,6 +304,3 @@ class Game:
         out.update(self.extra_state())
         return out
 
-
-def cards_json(cards: Iterable[Card]) -> list[str]:
-    return card_names(cards)

@@ -142,3 +142,8 @@ def resolve_options(declared: tuple[Option, ...], given: Mapping[str, Any] | Non
                          + ", ".join(sorted(by_name)) if by_name else f"unknown option '{key}'", option=key)
         values[name] = option.validate(value)
     return values
+
+
+def options_json(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Resolved option values as JSON (table keys, which are player counts, become strings)."""
+    return {k: ({str(a): b for a, b in v.items()} if isinstance(v, Mapping) else v) for k, v in values.items()}

@@ -27,7 +27,7 @@ from referee.cards import Card
 from referee.errors import Reject
 from referee.game import Game, Outcome
 from referee.games import get_game
-from referee.options import resolve_options
+from referee.options import options_json, resolve_options
 
 
 class Draw:
@@ -80,7 +80,7 @@ class Draw:
         n = len(self.players)
         waiting = [s for s in self.contenders if s not in self.drawn]
         return {
-            "game": self.game_cls.name, "players": list(self.players), "options": _jsonable(self.options),
+            "game": self.game_cls.name, "players": list(self.players), "options": options_json(self.options),
             "phase": "draw", "hand_number": 0, "dealer": None,
             "to_act": waiting[0] if waiting else None,
             "scores": [0] * n, "eliminated": [], "game_over": False, "winners": [],
@@ -88,10 +88,6 @@ class Draw:
             "draw": {"round": self.round, "contenders": list(self.contenders),
                      "drawn": {str(s): str(c) for s, c in self.drawn.items()}, "history": list(self.history)},
         }
-
-
-def _jsonable(options: dict[str, Any]) -> dict[str, Any]:
-    return {k: ({str(a): b for a, b in v.items()} if isinstance(v, dict) else v) for k, v in options.items()}
 
 
 class Table:
