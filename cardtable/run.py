@@ -39,7 +39,7 @@ SIMULATED_GPIO = {"seat_leds": [5, 6, 13, 19, 26, 21, 20, 16], "buzzer": 18,
 
 def uncalibrated_geometry(size: tuple[int, int], seats: int = 4) -> Any:
     """Until the table is calibrated, the whole picture is taken as the table
-    (an 900 x 600 mm one): good enough to try things, and the dashboard says so."""
+    (a 900 x 600 mm one): good enough to try things, and the dashboard says so."""
     from vision.table_geometry import TableGeometry
 
     w, h = size
