@@ -73,7 +73,26 @@ def test_tiny_training_run_exports_models_the_recogniser_loads(art, tmp_path):
     assert isinstance(result.cards, list) and isinstance(result.unknown, list)
     # The rendered scenes and the detector are cached beside each other; a
     # second run with --reuse-detector retrains only the classifier.
-    assert sorted(p.name for p in data.iterdir()) == ["detector.pt", "shard0000.npz"]
+    assert sorted(p.name for p in data.iterdir()) == ["detector.pt", "scenes.json", "shard0000.npz"]
+    assert meta["crop_norm"] == "standardise" and meta["generated_designs"] == 2
+    stamp = (data / "shard0000.npz").stat().st_mtime_ns
     assert train_main(["--config", "tiny", "--out", str(out), "--data", str(data), "--workers", "1",
                        "--reuse-detector"]) == 0
+    assert (data / "shard0000.npz").stat().st_mtime_ns == stamp, "the cached scenes were rendered again"
     Recogniser(out).recognise(img)
+
+
+def test_scene_cache_is_redone_when_the_request_changes(art, tmp_path):
+    from vision.training.data import generate_scenes, load_scenes
+
+    generate_scenes(tmp_path, 3, seed=1, decks=["letele"], width=160, height=120, workers=1, log=lambda m: None)
+    (tmp_path / "detector.pt").write_bytes(b"stale")
+    first = load_scenes(tmp_path)
+    assert first.images.shape == (3, 120, 160, 3) and len(first.indices) == 3
+    # Same request: kept.  Another design list: the old scenes and detector go.
+    generate_scenes(tmp_path, 3, seed=1, decks=["letele"], width=160, height=120, workers=1, log=lambda m: None)
+    assert (tmp_path / "detector.pt").exists()
+    generate_scenes(tmp_path, 2, seed=1, decks=["letele", "svgcards-bellot"], width=160, height=120, workers=1,
+                    log=lambda m: None)
+    assert not (tmp_path / "detector.pt").exists()
+    assert load_scenes(tmp_path).images.shape[0] == 2

@@ -44,6 +44,24 @@ PATCH_W, PATCH_H = 32, 48
 #: The crop window, in units of the index height, centred on the index centre.
 WINDOW_W, WINDOW_H = 1.0, 1.5
 
+#: Contrast floor of :func:`standardise_crops` (on the 0..1 scale): a blank
+#: crop's noise is not blown up to full contrast.
+CROP_STD_FLOOR = 0.05
+
+
+def standardise_crops(x: np.ndarray) -> np.ndarray:
+    """Give every crop of a batch (N x C x H x W, values 0..1) zero mean and unit contrast.
+
+    Ink and paper differ between designs, lights and cameras; a classifier
+    that sees every index at the same contrast has less to learn and carries
+    what it learnt to unseen designs.  Training applies the same function
+    (to torch tensors, which support the same operations).
+    """
+    mean = x.mean(axis=(1, 2, 3), keepdims=True)
+    std = x.std(axis=(1, 2, 3), keepdims=True)
+    return (x - mean) / (std + CROP_STD_FLOOR)
+
+
 #: Card width / height used to draw a card's box from its centre and height.
 CARD_ASPECT = 0.7
 

@@ -29,7 +29,7 @@ import cv2
 import numpy as np
 
 from vision.index_geometry import (DET_LONG_SIDE, DET_STRIDE, H_REF, NOT_INDEX, PATCH_H, PATCH_W, RANKS, SUITS,
-                             card_box, crop_index, glyph_axes)
+                                   card_box, crop_index, glyph_axes, standardise_crops)
 
 MODEL_DIR = Path(__file__).resolve().parent / "models"
 CARD_NAMES = [r + s for r in RANKS for s in SUITS]  # rank-major, matches the outer product below
@@ -135,6 +135,8 @@ class Recogniser:
                                     else self.meta.get("heat_threshold", 0.3))
         #: (angle offset in degrees, size factor) of the crops read per index.
         self.views = [tuple(v) for v in self.meta.get("views", VIEWS)]
+        #: How crops are normalised before the classifier ("standardise", or none for older models).
+        self.crop_norm = self.meta.get("crop_norm")
 
     # -- stage 1: find indices ------------------------------------------------
     def detect_indices(self, image: np.ndarray) -> list[IndexReading]:
@@ -185,7 +187,10 @@ class Recogniser:
         # robust to one unlucky crop and its confidence better calibrated.
         views = self.views
         crops = [crop_index(img, ix.centre, ix.angle + da, ix.height * ds) for ix in indices for da, ds in views]
-        self.classifier.setInput(cv2.dnn.blobFromImages(crops, 1.0 / 255.0))
+        blob = cv2.dnn.blobFromImages(crops, 1.0 / 255.0)
+        if self.crop_norm == "standardise":
+            blob = standardise_crops(blob).astype(np.float32)
+        self.classifier.setInput(blob)
         logits = self.classifier.forward().reshape(len(crops), -1)
         p_rank = _softmax(logits[:, :NOT_INDEX + 1]).reshape(len(indices), len(views), -1).mean(axis=1)
         p_suit = _softmax(logits[:, NOT_INDEX + 1:]).reshape(len(indices), len(views), -1).mean(axis=1)

@@ -64,6 +64,16 @@ def generate_scenes(out_dir: Path, n: int, seed: int, decks: list[str], width: i
                     log=print) -> None:
     """Render ``n`` random scenes into ``out_dir`` (shards of SHARD_SIZE); skips shards already there."""
     out_dir.mkdir(parents=True, exist_ok=True)
+    # Shards are reused only for the same request: a changed design list or
+    # scene count must not train on stale scenes.
+    spec = {"n": n, "seed": seed, "decks": list(decks), "width": width, "height": height,
+            "card_height": list(card_height), "max_cards": max_cards, "hard": hard}
+    spec_file = out_dir / "scenes.json"
+    if not spec_file.exists() or json.loads(spec_file.read_text()) != spec:
+        for old in out_dir.glob("shard*.npz"):
+            old.unlink()
+        (out_dir / "detector.pt").unlink(missing_ok=True)
+        spec_file.write_text(json.dumps(spec))
     shards = [(seed, s, min(SHARD_SIZE, n - s * SHARD_SIZE), list(decks), width, height, tuple(card_height),
                max_cards, hard) for s in range(math.ceil(n / SHARD_SIZE))]
     todo = [a for a in shards if not (out_dir / f"shard{a[1]:04d}.npz").exists()]
@@ -92,12 +102,22 @@ def load_scenes(out_dir: Path) -> SceneSet:
     files = [f for f in files if ".tmp" not in f.name]
     if not files:
         raise FileNotFoundError(f"no rendered scenes in {out_dir}")
-    imgs, recs = [], []
+    # Fill one preallocated array: concatenating shard arrays would need twice
+    # the memory (the full data set is several GB).
+    counts = []
     for f in files:
-        z = np.load(f)
-        imgs.append(z["images"])
-        recs.extend(json.loads(str(z["ann"])))
-    return SceneSet(np.concatenate(imgs), recs)
+        with np.load(f) as z:
+            counts.append(len(json.loads(str(z["ann"]))))
+            shape = z["images"].shape[1:]
+    images = np.empty((sum(counts), *shape), np.uint8)
+    recs: list[list[dict]] = []
+    at = 0
+    for f, k in zip(files, counts):
+        with np.load(f) as z:
+            images[at:at + k] = z["images"]
+            recs.extend(json.loads(str(z["ann"])))
+        at += k
+    return SceneSet(images, recs)
 
 
 # ---------------------------------------------------------------------------

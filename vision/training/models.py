@@ -62,10 +62,13 @@ class IndexDetector(nn.Module):
 
 
 class IndexClassifier(nn.Module):
-    def __init__(self, width: float = 1.0):
+    """``standardised``: inputs arrive already standardised per crop
+    (``vision.index_geometry.standardise_crops``), so no centring layer."""
+
+    def __init__(self, width: float = 1.0, standardised: bool = False):
         super().__init__()
         c1, c2, c3 = (max(8, int(round(c * width))) for c in (16, 32, 64))
-        self.norm = Normalise()
+        self.norm = nn.Identity() if standardised else Normalise()
         self.features = nn.Sequential(
             _cbr(3, c1), nn.MaxPool2d(2),          # 24 x 16
             _cbr(c1, c2), _cbr(c2, c2), nn.MaxPool2d(2),  # 12 x 8

@@ -28,8 +28,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from vision.index_geometry import DET_LONG_SIDE, NOT_INDEX, PATCH_H, PATCH_W
+from vision.index_geometry import CROP_STD_FLOOR, DET_LONG_SIDE, NOT_INDEX, PATCH_H, PATCH_W
 from vision.synth.decks import DATA_DIR, HELD_OUT, available_decks, build_face_cache
+from vision.synth.procedural import build_generated_decks
 from vision.training.data import classifier_crops, detector_targets, generate_scenes, load_scenes
 from vision.training.models import IndexClassifier, IndexDetector
 
@@ -51,16 +52,23 @@ class Config:
     jitter_copies: int = 2
     heat_threshold: float = 0.3
     accept_threshold: float = 0.85
+    #: Procedural designs (vision.synth.procedural) added to the registry designs.
+    generated: int = 0
+    #: Share of scenes drawn with a registry design when generated ones are used.
+    real_share: float = 0.5
+    #: Standardise each crop before the classifier (vision.index_geometry.standardise_crops).
+    standardise: bool = True
 
 
 CONFIGS = {
     # For the test suite: proves the pipeline runs, learns nothing useful.
     "tiny": Config(scenes=16, det_steps=6, det_batch=4, det_crop=160, cls_epochs=1, cls_batch=64,
-                   det_width=0.5, cls_width=0.5),
+                   det_width=0.5, cls_width=0.5, generated=2),
     # A first usable model in about half an hour on 2 idle cores.
-    "quick": Config(scenes=3000, det_steps=1500, det_batch=12, det_crop=288, cls_epochs=4),
+    "quick": Config(scenes=3000, det_steps=1500, det_batch=12, det_crop=288, cls_epochs=4, generated=24),
     # The committed model: about an hour on 2 cores (see docs/vision.md for the measured time).
-    "full": Config(scenes=6000, det_steps=5000, det_batch=12, det_crop=288, cls_epochs=12, jitter_copies=3),
+    "full": Config(scenes=8000, det_steps=6000, det_batch=12, det_crop=288, cls_epochs=12, jitter_copies=3,
+                   generated=48),
 }
 
 
@@ -136,6 +144,13 @@ def train_detector(scenes, cfg: Config, seed: int) -> IndexDetector:
     return net
 
 
+def _standardise(x: torch.Tensor) -> torch.Tensor:
+    """Torch twin of vision.index_geometry.standardise_crops (population std, as numpy)."""
+    mean = x.mean(dim=(1, 2, 3), keepdim=True)
+    std = x.std(dim=(1, 2, 3), keepdim=True, unbiased=False)
+    return (x - mean) / (std + CROP_STD_FLOOR)
+
+
 def _augment(x: torch.Tensor, g: torch.Generator) -> torch.Tensor:
     """Photometric jitter per crop (the scenes already carry geometric and lighting variety)."""
     n = x.shape[0]
@@ -157,7 +172,8 @@ def train_classifier(X: np.ndarray, R: np.ndarray, S: np.ndarray, cfg: Config, s
     val, tr = perm[:n_val], perm[n_val:]
     Xt = torch.from_numpy(X).permute(0, 3, 1, 2).contiguous()  # uint8, converted per batch
     Rt, St = torch.from_numpy(R), torch.from_numpy(S)
-    net = IndexClassifier(cfg.cls_width)
+    net = IndexClassifier(cfg.cls_width, standardised=cfg.standardise)
+    prep = _standardise if cfg.standardise else (lambda t: t)
     steps = cfg.cls_epochs * math.ceil(len(tr) / cfg.cls_batch)
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.cls_lr, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=cfg.cls_lr, total_steps=max(1, steps), pct_start=0.15)
@@ -167,7 +183,7 @@ def train_classifier(X: np.ndarray, R: np.ndarray, S: np.ndarray, cfg: Config, s
         tot = 0.0
         for b in range(0, len(order), cfg.cls_batch):
             idx = torch.from_numpy(order[b:b + cfg.cls_batch])
-            x = _augment(Xt[idx].float() / 255.0, g)
+            x = prep(_augment(Xt[idx].float() / 255.0, g))
             out = net(x)
             r, s = Rt[idx], St[idx]
             loss = F.cross_entropy(out[:, :NOT_INDEX + 1], r, label_smoothing=0.02)
@@ -182,7 +198,7 @@ def train_classifier(X: np.ndarray, R: np.ndarray, S: np.ndarray, cfg: Config, s
         net.eval()
         with torch.no_grad():
             vi = torch.from_numpy(val)
-            out = net(Xt[vi].float() / 255.0)
+            out = net(prep(Xt[vi].float() / 255.0))
             pr = out[:, :NOT_INDEX + 1].argmax(1)
             ps = out[:, NOT_INDEX + 1:].argmax(1)
             r, s = Rt[vi], St[vi]
@@ -226,15 +242,23 @@ def main(argv: list[str] | None = None) -> int:
     t_start = time.time()
 
     build_face_cache(log=_log)
-    decks = [d for d in available_decks() if d not in HELD_OUT]
-    if not decks:
+    real = [d for d in available_decks() if d not in HELD_OUT]
+    if not real:
         print("no training deck designs installed: run scripts/fetch-art.sh", file=sys.stderr)
         return 2
-    _log(f"training designs ({len(decks)}): {', '.join(decks)}; held out: {', '.join(HELD_OUT)}")
+    generated = build_generated_decks(cfg.generated, log=_log) if cfg.generated else []
+    decks = real + generated
+    _log(f"training designs ({len(decks)}): {', '.join(real)} and {len(generated)} generated; "
+         f"held out: {', '.join(HELD_OUT)}")
+    # Scenes pick a design uniformly from this list: repeating the registry
+    # designs gives them ``real_share`` of the scenes (their art is richer
+    # than the generated designs', which bring the variety of typefaces).
+    repeat = max(1, round(len(generated) / len(real) * cfg.real_share / (1 - cfg.real_share))) if generated else 1
+    scene_decks = real * repeat + generated
 
     data_dir = args.data or DATA_DIR / "train" / f"{args.config}-{args.seed}"
     _log(f"rendering {cfg.scenes} scenes into {data_dir}")
-    generate_scenes(data_dir, cfg.scenes, args.seed, decks, workers=args.workers, log=_log)
+    generate_scenes(data_dir, cfg.scenes, args.seed, scene_decks, workers=args.workers, log=_log)
     scenes = load_scenes(data_dir)
     _log(f"{len(scenes.images)} scenes, {sum(len(r) for r in scenes.indices)} indices")
 
@@ -249,6 +273,7 @@ def main(argv: list[str] | None = None) -> int:
         torch.save(det.state_dict(), det_ckpt)
     X, R, S = classifier_crops(scenes, args.seed + 1, jitter_copies=cfg.jitter_copies)
     _log(f"{len(X)} classifier crops ({int((R == NOT_INDEX).sum())} negatives)")
+    del scenes  # the crops are cut; free the scenes' memory for training
     cls = train_classifier(X, R, S, cfg, args.seed)
 
     args.out.mkdir(parents=True, exist_ok=True)
@@ -263,7 +288,9 @@ def main(argv: list[str] | None = None) -> int:
         "config": args.config,
         "config_values": asdict(cfg),
         "seed": args.seed,
-        "trained_on": decks,
+        "crop_norm": "standardise" if cfg.standardise else None,
+        "trained_on": real,
+        "generated_designs": len(generated),
         "held_out": list(HELD_OUT),
         "torch": torch.__version__,
         "train_seconds": round(time.time() - t_start),

@@ -1,0 +1,81 @@
+"""Procedural training designs (vision/synth/procedural.py): typefaces and pips drawn by us."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from vision.synth.decks import CARDS, FACE_HEIGHT, HELD_OUT, load_deck
+from vision.synth.procedural import (build_generated_decks, design_params, generated_deck_names, render_design,
+                                     sheet_svg)
+
+
+@pytest.fixture(scope="module")
+def design(tmp_path_factory):
+    return render_design(5, tmp_path_factory.mktemp("design"))
+
+
+def test_designs_are_reproducible_and_differ():
+    assert design_params(3) == design_params(3)
+    fonts = {(design_params(i)["font"], design_params(i)["weight"]) for i in range(40)}
+    assert len(fonts) >= 20, "forty designs should use many typefaces"
+    assert sheet_svg(7) == sheet_svg(7) and sheet_svg(7) != sheet_svg(8)
+    names = generated_deck_names(3)
+    assert names == ["gen-000", "gen-001", "gen-002"]
+    assert not set(names) & set(HELD_OUT)
+
+
+def test_every_design_keeps_its_index_inside_the_card():
+    for i in range(200):
+        p = design_params(i)
+        index_h = p["rank_h"] * (1 + p["pip_gap"] + p["pip_scale"])
+        assert index_h <= 0.38 + 1e-9, (i, index_h)
+        half_10 = (0.66 if p["squeeze_10"] else 0.78) * p["rank_h"] / p["aspect"]
+        assert p["index_x"] - half_10 >= 0.029, (i, "the widest rank would cross the card's edge")
+
+
+def test_rendered_design_has_52_faces_and_ink_in_both_indices(design):
+    faces, (x0, y0, x1, y1) = design
+    assert sorted(faces) == sorted(CARDS)
+    assert 0 < x0 < x1 < 0.45 and 0 < y0 < y1 < 0.45
+    for card, face in faces.items():
+        assert face.shape[0] == FACE_HEIGHT and face.shape[2] == 4
+        h, w = face.shape[:2]
+        grey = face[:, :, :3].astype(np.int16)
+        paper = np.median(grey[h // 2 - 3:h // 2 + 3, 2:6].reshape(-1, 3), axis=0)
+        ink = np.abs(grey - paper).max(axis=2) > 60
+        top = ink[int(y0 * h):int(y1 * h), int(x0 * w):int(x1 * w)]
+        # The bottom-right index is the top-left one turned 180 degrees.
+        bottom = ink[h - int(y1 * h):h - int(y0 * h), w - int(x1 * w):w - int(x0 * w)]
+        assert top.mean() > 0.05, (card, "no index ink in the top-left box")
+        if card[:-1] in ("J", "Q", "K"):
+            continue  # court art may reach into the index box's margin
+        assert abs(top.mean() - bottom[::-1, ::-1].mean()) < 0.03, (card, "the turned index does not match")
+
+
+def test_red_and_black_suits_are_coloured_as_expected(design):
+    faces, (x0, y0, x1, y1) = design
+    p = design_params(5)
+    if p["four_colour"]:
+        pytest.fail("design 5 was picked as a two-colour design; pick another number")
+
+    def index_redness(card):
+        f = faces[card]
+        h, w = f.shape[:2]
+        box = f[int(y0 * h):int(y1 * h), int(x0 * w):int(x1 * w), :3].astype(np.int16)
+        red = box[:, :, 2] - box[:, :, :2].max(axis=2) > 80  # BGR: red ink only
+        return red.mean()
+
+    # (A frame line may cross the box on every card alike; the index decides the difference.)
+    for red, black in (("8H", "8S"), ("7D", "7C")):
+        assert index_redness(red) > 3 * index_redness(black) + 0.02, (red, black)
+
+
+def test_build_generated_decks_writes_loadable_designs_once(tmp_path):
+    logged = []
+    assert build_generated_decks(2, face_dir=tmp_path, log=logged.append) == ["gen-000", "gen-001"]
+    deck = load_deck("gen-001", face_dir=tmp_path)
+    assert sorted(deck.faces) == sorted(CARDS)
+    stamp = (tmp_path / "gen-001" / "deck.json").stat().st_mtime_ns
+    assert build_generated_decks(2, face_dir=tmp_path, log=logged.append) == ["gen-000", "gen-001"]
+    assert (tmp_path / "gen-001" / "deck.json").stat().st_mtime_ns == stamp, "rendered again"
