@@ -274,6 +274,7 @@ def test_final_tie_shared_and_playoff():
     assert v["game_over"] and ref.state()["winners"] == [0, 1] and ref.state()["scores"] == [30, 30]
     ref, v = tied(final_tie="playoff")
     assert "game_over" not in v
+    assert [r["eliminated"] for r in v["hand_result"]] == [False, False], "the tied players play on"
     s = ref.state()
     assert s["playoff"] and s["eliminated"] == [] and s["hand_size"] == 10 and s["deck_size"] == 46
     v = finish_hand(ref, {0: "2C", 1: "AS"})            # only the playoff's loser goes out

@@ -538,6 +538,8 @@ class TwentyTwo(Game):
                 return
             self.eliminated = sorted(set(self.eliminated) - set(tied))
             self.playoff = True
+            for s in tied:  # they come back for the playoff: not out after all
+                result[s]["eliminated"] = False
             outcome.message += "; " + " and ".join(self.players[s] for s in tied) + \
                 f" tie on {best}: playoff hand"
         self.dealer = dealer
