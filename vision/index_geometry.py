@@ -113,9 +113,18 @@ def crop_index(image: np.ndarray, centre: tuple[float, float], angle_deg: float,
 
 def card_box(centre: tuple[float, float], angle_deg: float, card_h: float, width: int, height: int
              ) -> tuple[int, int, int, int]:
-    """Axis-aligned box (x1, y1, x2, y2) of a card of height ``card_h``, clipped to the image."""
+    """Axis-aligned box (x1, y1, x2, y2) of the part of a card of height ``card_h`` inside the image.
+
+    The card is cut to the image before its box is taken: a turned card that
+    reaches past the edge would otherwise get a box around empty corners,
+    whose centre may not lie on the card at all.
+    """
     rect = ((float(centre[0]), float(centre[1])), (card_h * CARD_ASPECT, card_h), -float(angle_deg))
-    pts = cv2.boxPoints(rect)
+    pts = cv2.boxPoints(rect).astype(np.float32)
+    frame = np.array([[0, 0], [width, 0], [width, height], [0, height]], np.float32)
+    area, inside = cv2.intersectConvexConvex(pts, frame)
+    if area > 1.0 and inside is not None:
+        pts = inside.reshape(-1, 2)
     x1, y1 = np.floor(pts.min(axis=0)).astype(int)
     x2, y2 = np.ceil(pts.max(axis=0)).astype(int)
     return (int(max(0, x1)), int(max(0, y1)), int(min(width, x2)), int(min(height, y2)))

@@ -208,9 +208,12 @@ class Recogniser:
         if copies < 1:
             raise ValueError(f"copies must be at least 1, got {copies}")
         img = _as_bgr(image)
-        H, W = img.shape[:2]
         indices = self.detect_indices(img)
         self.classify(img, indices)
+        return self.assemble(indices, img.shape[1], img.shape[0], copies)
+
+    def assemble(self, indices: list[IndexReading], W: int, H: int, copies: int = 1) -> Recognition:
+        """Cards from classified index readings (the last stage of :meth:`recognise`)."""
         indices = [ix for ix in indices if ix.p_index >= 0.5]
 
         # Pair the two indices of one card: they sit at opposite corners (glyphs
