@@ -73,12 +73,14 @@ def test_tiny_training_run_exports_models_the_recogniser_loads(art, tmp_path):
     assert isinstance(result.cards, list) and isinstance(result.unknown, list)
     # The rendered scenes and the detector are cached beside each other; a
     # second run with --reuse-detector retrains only the classifier.
-    assert sorted(p.name for p in data.iterdir()) == ["detector.pt", "scenes.json", "shard0000.npz"]
+    assert sorted(p.name for p in data.iterdir()) == ["detector.json", "detector.pt", "scenes.json", "shard0000.npz"]
     assert meta["crop_norm"] == "standardise" and meta["generated_designs"] == 2
     stamp = (data / "shard0000.npz").stat().st_mtime_ns
     assert train_main(["--config", "tiny", "--out", str(out), "--data", str(data), "--workers", "1",
                        "--reuse-detector"]) == 0
     assert (data / "shard0000.npz").stat().st_mtime_ns == stamp, "the cached scenes were rendered again"
+    meta = json.loads((out / "model.json").read_text())
+    assert meta["detector_reused"] is True and meta["detector_seconds"] >= 0
     Recogniser(out).recognise(img)
 
 

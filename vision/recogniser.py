@@ -135,6 +135,14 @@ class Recogniser:
                                     else self.meta.get("heat_threshold", 0.3))
         #: (angle offset in degrees, size factor) of the crops read per index.
         self.views = [tuple(v) for v in self.meta.get("views", VIEWS)]
+        #: How far apart (in card heights) the card centres that two opposite
+        #: indices predict may be for them to count as one card.
+        self.pair_tolerance = float(self.meta.get("pair_tolerance", 0.25))
+        #: How the views' probabilities are combined: "geometric" (a view that doubts
+        #: weighs more) or "arithmetic" (older models).
+        self.view_mean = self.meta.get("view_mean", "arithmetic")
+        if self.view_mean not in ("arithmetic", "geometric"):
+            raise ModelError(f"unknown view_mean {self.view_mean!r} in {meta_path}")
         #: How crops are normalised before the classifier ("standardise", or none for older models).
         self.crop_norm = self.meta.get("crop_norm")
 
@@ -192,11 +200,18 @@ class Recogniser:
             blob = standardise_crops(blob).astype(np.float32)
         self.classifier.setInput(blob)
         logits = self.classifier.forward().reshape(len(crops), -1)
-        p_rank = _softmax(logits[:, :NOT_INDEX + 1]).reshape(len(indices), len(views), -1).mean(axis=1)
-        p_suit = _softmax(logits[:, NOT_INDEX + 1:]).reshape(len(indices), len(views), -1).mean(axis=1)
+        p_rank = self._combine(_softmax(logits[:, :NOT_INDEX + 1]).reshape(len(indices), len(views), -1))
+        p_suit = self._combine(_softmax(logits[:, NOT_INDEX + 1:]).reshape(len(indices), len(views), -1))
         for ix, pr, ps in zip(indices, p_rank, p_suit):
             ix.p_index = float(1.0 - pr[NOT_INDEX])
             ix.probs = np.outer(pr[:NOT_INDEX], ps).reshape(-1)
+
+    def _combine(self, p: np.ndarray) -> np.ndarray:
+        """Combine per-view probabilities (indices x views x classes) into one distribution per index."""
+        if self.view_mean == "geometric":
+            g = np.exp(np.log(p + 1e-9).mean(axis=1))
+            return g / g.sum(axis=1, keepdims=True)
+        return p.mean(axis=1)
 
     # -- stage 3: cards ---------------------------------------------------------
     def recognise(self, image: np.ndarray, copies: int = 1) -> Recognition:
@@ -220,24 +235,32 @@ class Recogniser:
         # turned 180 degrees from each other, most of a card apart) and predict
         # the same card centre.  In a fan the top-left indices of neighbouring
         # cards also predict nearby centres, but they point the same way, so
-        # the angle test keeps them apart.  A group has at most two indices.
+        # the angle test keeps them apart.  A fanned pair still offers two
+        # opposite indices of *different* cards close together, so pairs that
+        # read the same card are taken first, then the rest by distance.  An
+        # unseen design can fool the card-centre estimate (a jumbo index looks
+        # like an ordinary one on a bigger card): with one of each card in the
+        # deck, two opposite indices that read the same card are its two
+        # corners even when their centres agree less well.
+        pairs = []
+        for i, a in enumerate(indices):
+            for j in range(i + 1, len(indices)):
+                b = indices[j]
+                same = a.best[0] == b.best[0]
+                d = self._pair_distance(a, b)
+                if d < self.pair_tolerance or (same and copies == 1 and d < 2 * self.pair_tolerance):
+                    pairs.append((not same, d, i, j))
+        partner: dict[int, int] = {}
+        for _, _, i, j in sorted(pairs):
+            if i not in partner and j not in partner:
+                partner[i], partner[j] = j, i
         groups: list[list[IndexReading]] = []
-        for ix in sorted(indices, key=lambda r: -r.best[1]):
-            best_g, best_d = None, None
-            for g in groups:
-                if len(g) != 1:
-                    continue
-                ref = g[0]
-                card_h = max(ix.card_height, ref.card_height)
-                turn = abs((ix.angle - ref.angle + 180.0) % 360.0 - 180.0)
-                d = math.dist(ix.card_centre, ref.card_centre)
-                apart = math.dist(ix.centre, ref.centre)
-                if turn > 140 and d < 0.25 * card_h and apart > 0.6 * card_h and (best_d is None or d < best_d):
-                    best_g, best_d = g, d
-            if best_g is not None:
-                best_g.append(ix)
-            else:
+        for i, ix in enumerate(indices):
+            j = partner.get(i)
+            if j is None:
                 groups.append([ix])
+            elif i < j:
+                groups.append(sorted([ix, indices[j]], key=lambda r: -r.best[1]))
 
         candidates = []  # (label, confidence, probs of the group, group)
         for g in groups:
@@ -274,6 +297,16 @@ class Recogniser:
         result.cards.sort(key=lambda c: (c.box[1], c.box[0]))
         result.unknown.sort(key=lambda u: (u.box[1], u.box[0]))
         return result
+
+    @staticmethod
+    def _pair_distance(a: IndexReading, b: IndexReading) -> float:
+        """How far apart, in card heights, the card centres that two opposite
+        indices predict are; infinity unless they can be one card's corners."""
+        card_h = max(a.card_height, b.card_height)
+        turn = abs((a.angle - b.angle + 180.0) % 360.0 - 180.0)
+        if turn <= 140 or math.dist(a.centre, b.centre) <= 0.6 * card_h:
+            return math.inf
+        return math.dist(a.card_centre, b.card_centre) / card_h
 
     @staticmethod
     def _box(group: list[IndexReading], W: int, H: int) -> tuple[int, int, int, int]:
