@@ -150,8 +150,8 @@ def test_whole_hand_with_the_real_recogniser(tmp_path, real_reader, game, player
 
 def test_real_recogniser_short_scene(tmp_path):
     """The project's recogniser, end to end: a short big-two scene at 1280x720, two fanned pairs.
-    (The first committed model reads these two; it does not read every fanned pair: 4H+4S and
-    JD+JH in this very scene come out as unreadable cards.  See docs/live-table.md.)"""
+    (Not every fanned pair is read yet: the covered card shows one index, and on a bad frame it
+    comes out as an unreadable card.  See docs/live-table.md.)"""
     from vision.card_reader import RecogniserReader
     from vision.footage import Action
     from vision.recogniser import Recogniser
