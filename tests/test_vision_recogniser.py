@@ -168,3 +168,37 @@ def test_input_checks(rec):
 def test_missing_model_is_a_clear_error(tmp_path):
     with pytest.raises(ModelError, match="no recogniser model"):
         Recogniser(tmp_path)
+
+
+def _reading(card: str, conf: float, centre, angle: float, card_centre, card_h: float = 150.0):
+    from vision.recogniser import CARD_NAMES, IndexReading
+
+    probs = np.full(52, (1.0 - conf) / 51)
+    probs[CARD_NAMES.index(card)] = conf
+    return IndexReading(centre, angle, card_h / 4.5, card_centre, card_h, heat=0.9, p_index=0.99, probs=probs)
+
+
+def test_a_fanned_pair_keeps_each_cards_own_corners_together(rec):
+    """5D lies on 5C, slightly turned: 5C shows its bottom corner only, right beside 5D's.  The
+    two opposite indices of different cards predict nearby centres, but the two 5D corners read
+    the same card and belong together; pairing 5C with 5D would make both cards doubtful."""
+    five_c = _reading("5C", 0.977, (672, 262), 170.0, (628, 205))
+    five_d_top = _reading("5D", 0.971, (560, 140), 0.0, (600, 200))
+    five_d_bottom = _reading("5D", 0.927, (640, 260), 180.0, (605, 195))
+    strict = Recogniser(accept_threshold=0.95)
+    result = strict.assemble([five_c, five_d_top, five_d_bottom], 1280, 720)
+    assert sorted(c.card for c in result.cards) == ["5C", "5D"] and result.unknown == []
+    five_d = next(c for c in result.cards if c.card == "5D")
+    assert five_d.confidence > 0.99, "two agreeing corners reinforce each other"
+
+
+def test_two_far_corners_reading_the_same_card_are_one_card_only_with_one_deck(rec):
+    """The card-centre guesses of an unseen design's corners may disagree (0.4 card heights here);
+    with one of each card in the deck two opposite 9H readings are still one card, but with two
+    decks (khanhoo) they may be two cards and are kept apart."""
+    a = _reading("9H", 0.99, (300, 200), 0.0, (340, 260))
+    b = _reading("9H", 0.99, (420, 380), 180.0, (380, 310))
+    one_deck = Recogniser(accept_threshold=0.95).assemble([a, b], 1280, 720)
+    assert [c.card for c in one_deck.cards] == ["9H"] and one_deck.unknown == []
+    two_decks = Recogniser(accept_threshold=0.95).assemble([a, b], 1280, 720, copies=2)
+    assert [c.card for c in two_decks.cards] == ["9H", "9H"]
