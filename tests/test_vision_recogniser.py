@@ -170,6 +170,48 @@ def test_missing_model_is_a_clear_error(tmp_path):
         Recogniser(tmp_path)
 
 
+def test_an_unknown_view_combination_in_model_json_is_a_clear_error(tmp_path):
+    import json
+    import shutil
+
+    for name in ("index_detector.onnx", "index_classifier.onnx"):
+        shutil.copy(MODEL_DIR / name, tmp_path / name)
+    meta = json.loads((MODEL_DIR / "model.json").read_text())
+    meta["view_mean"] = "median"
+    (tmp_path / "model.json").write_text(json.dumps(meta))
+    with pytest.raises(ModelError, match="unknown view_mean 'median'"):
+        Recogniser(tmp_path)
+
+
+def test_geometric_view_mean_refuses_a_class_that_one_view_rules_out(rec):
+    """Two views lean to class 0, the third all but rules it out: averaging the probabilities
+    still picks class 0, their geometric mean does not (a crop turned a little off the index can
+    make a 6 look like a 9; one view that sees the true index clearly should count)."""
+    p = np.array([[[0.9, 0.1], [0.9, 0.1], [0.001, 0.999]]])
+    geo = Recogniser(accept_threshold=0.9)
+    geo.view_mean = "geometric"
+    ari = Recogniser(accept_threshold=0.9)
+    ari.view_mean = "arithmetic"
+    g, a = geo._combine(p)[0], ari._combine(p)[0]
+    assert g.sum() == pytest.approx(1.0) and a.sum() == pytest.approx(1.0)
+    assert a[0] == pytest.approx((0.9 + 0.9 + 0.001) / 3) and a[0] > 0.5
+    assert g[0] < 0.5
+
+
+def test_standardised_crops_have_zero_mean_and_unit_contrast_but_blank_ones_stay_flat():
+    from vision.index_geometry import CROP_STD_FLOOR, standardise_crops
+
+    rng = np.random.default_rng(0)
+    inked = rng.uniform(0.2, 0.9, (1, 3, 48, 32)).astype(np.float32)
+    dim = inked * 0.5 + 0.2                      # the same crop at half the contrast
+    blank = np.full((1, 3, 48, 32), 0.8, np.float32) + rng.normal(0, 0.002, (1, 3, 48, 32)).astype(np.float32)
+    out = standardise_crops(np.concatenate([inked, dim, blank]))
+    assert np.abs(out.mean(axis=(1, 2, 3))).max() < 1e-4
+    assert np.corrcoef(out[0].ravel(), out[1].ravel())[0, 1] > 0.999
+    assert out[1].std() / out[0].std() > 0.8, "half the contrast in, nearly the same contrast out"
+    assert out[0].std() > 0.7 and out[2].std() < 0.1, f"noise is not blown up (floor {CROP_STD_FLOOR})"
+
+
 def _reading(card: str, conf: float, centre, angle: float, card_centre, card_h: float = 150.0):
     from vision.recogniser import CARD_NAMES, IndexReading
 

@@ -138,8 +138,9 @@ class Recogniser:
         #: How far apart (in card heights) the card centres that two opposite
         #: indices predict may be for them to count as one card.
         self.pair_tolerance = float(self.meta.get("pair_tolerance", 0.25))
-        #: How the views' probabilities are combined: "geometric" (a view that doubts
-        #: weighs more) or "arithmetic" (older models).
+        #: How the views' probabilities are combined: "geometric" (their product,
+        #: renormalised: a class that one view rules out is ruled out, agreeing views
+        #: sharpen) or "arithmetic" (their average; older models).
         self.view_mean = self.meta.get("view_mean", "arithmetic")
         if self.view_mean not in ("arithmetic", "geometric"):
             raise ModelError(f"unknown view_mean {self.view_mean!r} in {meta_path}")
