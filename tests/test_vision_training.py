@@ -89,6 +89,7 @@ def test_scene_cache_is_redone_when_the_request_changes(art, tmp_path):
 
     generate_scenes(tmp_path, 3, seed=1, decks=["letele"], width=160, height=120, workers=1, log=lambda m: None)
     (tmp_path / "detector.pt").write_bytes(b"stale")
+    (tmp_path / "detector.json").write_text('{"seconds": 1}')
     first = load_scenes(tmp_path)
     assert first.images.shape == (3, 120, 160, 3) and len(first.indices) == 3
     # Same request: kept.  Another design list: the old scenes and detector go.
@@ -96,5 +97,5 @@ def test_scene_cache_is_redone_when_the_request_changes(art, tmp_path):
     assert (tmp_path / "detector.pt").exists()
     generate_scenes(tmp_path, 2, seed=1, decks=["letele", "svgcards-bellot"], width=160, height=120, workers=1,
                     log=lambda m: None)
-    assert not (tmp_path / "detector.pt").exists()
+    assert not (tmp_path / "detector.pt").exists() and not (tmp_path / "detector.json").exists()
     assert load_scenes(tmp_path).images.shape[0] == 2

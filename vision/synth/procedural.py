@@ -105,7 +105,7 @@ def design_params(number: int) -> dict:
         "radius": float(rng.uniform(0.025, 0.07)),
         "frame": bool(rng.random() < 0.3),
         "frame_colour": [int(x) for x in rng.integers(0, 200, 3)],
-        "centre_pip": float(rng.uniform(0.13, 0.19)),                 # centre pip height / card width... scaled below
+        "centre_pip": float(rng.uniform(0.13, 0.19)),                 # number-card pips: 0.75 x this x card height
         "court_letter_font": RANK_FONTS[int(rng.integers(len(RANK_FONTS)))][0],
         "court_colours": [[int(x) for x in rng.integers(0, 256, 3)] for _ in range(4)],
         "back": int(rng.integers(1 << 30)),
@@ -284,12 +284,11 @@ def _cells(png: Path, number: int) -> dict[str, np.ndarray]:
 def render_design(number: int, tmp: Path) -> tuple[dict[str, np.ndarray], tuple[float, float, float, float]]:
     """Faces (BGRA, FACE_HEIGHT high) and the measured top-left index box of design ``number``."""
     scale = 2  # render at twice the face height, then scale down (smooth edges)
+    width = int(round(13 * (320 * design_params(number)["aspect"] + 2 * SHEET_MARGIN) * scale))
     sheets = {}
     for kind, only in (("full", False), ("index", True)):
         svg, png = tmp / f"{kind}.svg", tmp / f"{kind}.png"
         svg.write_text(sheet_svg(number, index_only=only))
-        p = design_params(number)
-        width = int(round(13 * (320 * p["aspect"] + 2 * SHEET_MARGIN) * scale))
         subprocess.run(["rsvg-convert", "-f", "png", "-w", str(width), "--keep-aspect-ratio", "-o", str(png), str(svg)],
                        check=True, capture_output=True)
         sheets[kind] = _cells(png, number)

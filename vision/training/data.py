@@ -72,7 +72,8 @@ def generate_scenes(out_dir: Path, n: int, seed: int, decks: list[str], width: i
     if not spec_file.exists() or json.loads(spec_file.read_text()) != spec:
         for old in out_dir.glob("shard*.npz"):
             old.unlink()
-        (out_dir / "detector.pt").unlink(missing_ok=True)
+        (out_dir / "detector.pt").unlink(missing_ok=True)   # trained on the old scenes
+        (out_dir / "detector.json").unlink(missing_ok=True)
         spec_file.write_text(json.dumps(spec))
     shards = [(seed, s, min(SHARD_SIZE, n - s * SHARD_SIZE), list(decks), width, height, tuple(card_height),
                max_cards, hard) for s in range(math.ceil(n / SHARD_SIZE))]
