@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
 from vision.synth.decks import CARDS, FACE_HEIGHT, HELD_OUT, load_deck
-from vision.synth.procedural import (build_generated_decks, design_params, generated_deck_names, render_design,
-                                     sheet_svg)
+from vision.synth.procedural import (RANK_FONTS, build_generated_decks, design_params, generated_deck_names,
+                                     render_design, sheet_svg)
 
 
 @pytest.fixture(scope="module")
@@ -79,3 +81,31 @@ def test_build_generated_decks_writes_loadable_designs_once(tmp_path):
     stamp = (tmp_path / "gen-001" / "deck.json").stat().st_mtime_ns
     assert build_generated_decks(2, face_dir=tmp_path, log=logged.append) == ["gen-000", "gen-001"]
     assert (tmp_path / "gen-001" / "deck.json").stat().st_mtime_ns == stamp, "rendered again"
+
+
+def test_a_design_whose_parameters_changed_is_rendered_again(tmp_path):
+    # The cache is keyed by the design's parameters, not only its name: a new
+    # typeface list changes what gen-000 looks like, and stale faces would
+    # silently train on the old design.
+    build_generated_decks(1, face_dir=tmp_path, log=lambda m: None)
+    meta_path = tmp_path / "gen-000" / "deck.json"
+    meta = json.loads(meta_path.read_text())
+    assert len(meta["params"]) == 16
+    meta["params"] = "0" * 16  # as if rendered from other parameters
+    meta_path.write_text(json.dumps(meta))
+    build_generated_decks(1, face_dir=tmp_path, log=lambda m: None)
+    assert json.loads(meta_path.read_text())["params"] != "0" * 16
+
+
+def test_every_typeface_in_the_list_is_installed():
+    # fontconfig silently substitutes a missing family (DejaVu), which would
+    # only narrow the variety; the apt list must bring every family named.
+    import shutil
+    import subprocess
+    if shutil.which("fc-list") is None:
+        pytest.fail("fc-list missing: fontconfig is part of the rendering set-up (scripts/apt-packages.txt)")
+    families = set()
+    for line in subprocess.run(["fc-list", ":", "family"], capture_output=True, text=True, check=True).stdout.splitlines():
+        families.update(f.strip() for f in line.split(","))
+    missing = sorted({font for font, _ in RANK_FONTS} - families)
+    assert not missing, f"typefaces not installed (add their Debian package to scripts/apt-packages.txt): {missing}"

@@ -99,3 +99,25 @@ def test_scene_cache_is_redone_when_the_request_changes(art, tmp_path):
                     log=lambda m: None)
     assert not (tmp_path / "detector.pt").exists() and not (tmp_path / "detector.json").exists()
     assert load_scenes(tmp_path).images.shape[0] == 2
+
+
+def test_glyph_reshaping_keeps_the_crop_and_its_centre_but_changes_the_glyph():
+    import torch
+
+    from vision.training.train import _augment, _reshape_glyphs
+
+    # A dark vertical bar ("1") on paper, centred in the crop.
+    x = torch.ones(64, 3, PATCH_H, PATCH_W)
+    x[:, :, 12:36, 14:18] = 0.1
+    g = torch.Generator().manual_seed(3)
+    y = _reshape_glyphs(x, g)
+    assert y.shape == x.shape and float(y.min()) >= 0.0 and float(y.max()) <= 1.0
+    ink = (y.mean(dim=1) < 0.5).float()                      # n x H x W
+    cols = torch.arange(PATCH_W).float()
+    centre_x = (ink.sum(dim=1) * cols).sum(dim=1) / ink.sum(dim=(1, 2))
+    assert torch.all((centre_x - 15.5).abs() < 2.0), "the glyph left the crop's centre"
+    widths = ink.sum(dim=(1, 2)) / ink.any(dim=2).sum(dim=1)  # mean ink width per inked row
+    assert float(widths.max() - widths.min()) >= 1.5, "stroke weight and width did not vary"
+    # Without reshaping the photometric jitter alone leaves the glyph where and as wide as it was.
+    z = _augment(x, torch.Generator().manual_seed(3), reshape=False)
+    assert torch.all((z.mean(dim=1) < 0.5) == (x.mean(dim=1) < 0.5))

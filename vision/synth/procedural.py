@@ -25,6 +25,7 @@ or shipped; the held-out benchmark designs are never among them.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import tempfile
@@ -53,6 +54,19 @@ RANK_FONTS: tuple[tuple[str, str], ...] = (
     ("Open Sans Condensed", "bold"), ("Roboto", "bold"), ("Roboto", "500"), ("Roboto Condensed", "bold"),
     ("Caladea", "bold"), ("Carlito", "bold"), ("DejaVu Sans", "bold"), ("DejaVu Serif", "bold"),
     ("DejaVu Sans Mono", "bold"), ("DejaVu Sans Condensed", "bold"),
+    # Second set (fonts-gfs-*, -oldstandard, -cmu, -adf-*, -cabin, -cantarell, -ebgaramond, -inter,
+    # -quattrocento, -sil-*, -croscore, -jura, -comfortaa, -cardo): Didone and old-style serifs that
+    # many card decks use, and more grotesques.
+    ("GFS Didot", "bold"), ("GFS Didot", "normal"), ("GFS BodoniClassic", "normal"),
+    ("Old Standard TT", "bold"), ("Old Standard TT", "normal"), ("CMU Serif", "bold"), ("CMU Serif", "normal"),
+    ("CMU Sans Serif", "bold"), ("CMU Bright", "bold"), ("CMU Concrete", "bold"),
+    ("Baskervald ADF Std", "bold"), ("Baskervald ADF Std", "900"), ("Gillius ADF", "bold"),
+    ("Universalis ADF Std", "bold"), ("Romande ADF Std", "600"), ("Accanthis ADF Std", "bold"),
+    ("Cabin", "bold"), ("Cabin", "600"), ("Cantarell", "bold"), ("Cantarell", "800"),
+    ("EB Garamond", "bold"), ("EB Garamond", "normal"), ("Inter", "bold"), ("Inter", "800"),
+    ("Quattrocento", "normal"), ("Charis SIL", "bold"), ("Andika", "bold"), ("Gentium Plus", "bold"),
+    ("Arimo", "bold"), ("Tinos", "bold"), ("Cousine", "bold"), ("Jura", "bold"), ("Comfortaa", "bold"),
+    ("Cardo", "bold"),
 )
 #: Fonts that carry the four suit glyphs (U+2660 spade, 2665 heart, 2666 diamond, 2663 club).
 PIP_FONTS: tuple[str, ...] = ("DejaVu Sans", "FreeSerif", "FreeSans", "Standard Symbols PS", "D050000L",
@@ -323,7 +337,10 @@ def build_generated_decks(n: int, face_dir: Path = FACE_DIR, log=print) -> list[
     ready = []
     for number, name in enumerate(generated_deck_names(n)):
         out = face_dir / name
-        if (out / "deck.json").exists():
+        p = design_params(number)
+        # A design is rendered anew when its parameters changed (a new typeface list, say).
+        digest = hashlib.sha256(json.dumps(p, sort_keys=True).encode()).hexdigest()[:16]
+        if (out / "deck.json").exists() and json.loads((out / "deck.json").read_text()).get("params") == digest:
             ready.append(name)
             continue
         with tempfile.TemporaryDirectory() as tmp:
@@ -331,10 +348,9 @@ def build_generated_decks(n: int, face_dir: Path = FACE_DIR, log=print) -> list[
         out.mkdir(parents=True, exist_ok=True)
         for card, img in faces.items():
             cv2.imwrite(str(out / f"{card}.png"), img)
-        p = design_params(number)
         meta = {"name": name, "index_box": box, "licence": "generated (fonts: their Debian packages' licences)",
                 "package": "vision.synth.procedural", "note": f"{p['font']} {p['weight']}, pips: {p['pip_source']}",
-                "face_height": FACE_HEIGHT}
+                "face_height": FACE_HEIGHT, "params": digest}
         (out / "deck.json").write_text(json.dumps(meta, indent=1))
         ready.append(name)
     if ready:

@@ -62,19 +62,21 @@ class Config:
     #: and how their probabilities are combined (recorded in model.json).
     views: tuple = ((0.0, 1.0), (7.0, 1.0), (-7.0, 1.0))
     view_mean: str = "arithmetic"
+    #: Vary glyph width, slant and stroke weight in training (train._reshape_glyphs).
+    reshape_glyphs: bool = False
 
 
 CONFIGS = {
     # For the test suite: proves the pipeline runs, learns nothing useful.
     "tiny": Config(scenes=16, det_steps=6, det_batch=4, det_crop=160, cls_epochs=1, cls_batch=64,
-                   det_width=0.5, cls_width=0.5, generated=2),
+                   det_width=0.5, cls_width=0.5, generated=2, reshape_glyphs=True),
     # A first usable model in about half an hour on 2 idle cores.
     "quick": Config(scenes=3000, det_steps=1500, det_batch=12, det_crop=288, cls_epochs=4, generated=24),
     # The committed model: about 75 minutes on 2 cores (see docs/vision.md for the measured times).
     # Its views, view_mean and accept_threshold were chosen on held-out scenes of
     # seed 99 (bench/diagnose_recognition.py's seed), never the benchmark's seed 7.
     "full": Config(scenes=8000, det_steps=6000, det_batch=12, det_crop=288, cls_epochs=14, jitter_copies=3,
-                   cls_width=1.5, generated=48, accept_threshold=0.95, view_mean="geometric",
+                   cls_width=1.5, generated=128, accept_threshold=0.95, view_mean="geometric", reshape_glyphs=True,
                    views=((0.0, 1.0), (7.0, 1.0), (-7.0, 1.0), (0.0, 0.88), (0.0, 1.12))),
 }
 
@@ -158,9 +160,38 @@ def _standardise(x: torch.Tensor) -> torch.Tensor:
     return (x - mean) / (std + CROP_STD_FLOOR)
 
 
-def _augment(x: torch.Tensor, g: torch.Generator) -> torch.Tensor:
-    """Photometric jitter per crop (the scenes already carry geometric and lighting variety)."""
+def _reshape_glyphs(x: torch.Tensor, g: torch.Generator) -> torch.Tensor:
+    """Vary what typefaces vary: width (condensed to extended), slant, and stroke weight.
+
+    An unseen deck's digits differ from the training typefaces mostly in these
+    ways; the scenes already vary rotation, size, light and blur.  The affine
+    part keeps the crop's centre (the detector's index centre) in place.
+    """
     n = x.shape[0]
+    sx = 1 + (torch.rand(n, generator=g) - 0.5) * 0.3     # width 0.85 .. 1.15
+    sy = 1 + (torch.rand(n, generator=g) - 0.5) * 0.16    # height 0.92 .. 1.08
+    shear = (torch.rand(n, generator=g) - 0.5) * 0.3      # slant up to about 8 degrees
+    theta = torch.zeros(n, 2, 3)
+    theta[:, 0, 0], theta[:, 0, 1], theta[:, 1, 1] = 1 / sx, shear, 1 / sy
+    grid = F.affine_grid(theta, list(x.shape), align_corners=False)
+    x = F.grid_sample(x, grid, mode="bilinear", padding_mode="border", align_corners=False)
+    # Stroke weight: blend towards the 3x3 minimum (ink is darker than paper:
+    # bolder strokes) or maximum (lighter strokes), by a random amount.
+    amount = (torch.rand(n, 1, 1, 1, generator=g) - 0.5) * 1.2   # -0.6 .. 0.6
+    bolder = -F.max_pool2d(-x, 3, 1, 1)
+    lighter = F.max_pool2d(x, 3, 1, 1)
+    return torch.where(amount > 0, x + amount * (bolder - x), x - amount * (lighter - x))
+
+
+def _augment(x: torch.Tensor, g: torch.Generator, reshape: bool = False) -> torch.Tensor:
+    """Photometric jitter per crop (the scenes already carry geometric and lighting variety),
+    and with ``reshape`` the typeface-like changes of :func:`_reshape_glyphs` on half the crops."""
+    n = x.shape[0]
+    if reshape:
+        pick = torch.rand(n, generator=g) < 0.5
+        if pick.any():
+            x = x.clone()
+            x[pick] = _reshape_glyphs(x[pick], g)
     gain = 1 + (torch.rand(n, 3, 1, 1, generator=g) - 0.5) * 0.3
     bright = (torch.rand(n, 1, 1, 1, generator=g) - 0.5) * 0.3
     contrast = 1 + (torch.rand(n, 1, 1, 1, generator=g) - 0.5) * 0.6
@@ -190,7 +221,7 @@ def train_classifier(X: np.ndarray, R: np.ndarray, S: np.ndarray, cfg: Config, s
         tot = 0.0
         for b in range(0, len(order), cfg.cls_batch):
             idx = torch.from_numpy(order[b:b + cfg.cls_batch])
-            x = prep(_augment(Xt[idx].float() / 255.0, g))
+            x = prep(_augment(Xt[idx].float() / 255.0, g, cfg.reshape_glyphs))
             out = net(x)
             r, s = Rt[idx], St[idx]
             loss = F.cross_entropy(out[:, :NOT_INDEX + 1], r, label_smoothing=0.02)
