@@ -244,3 +244,28 @@ def test_two_far_corners_reading_the_same_card_are_one_card_only_with_one_deck(r
     assert [c.card for c in one_deck.cards] == ["9H"] and one_deck.unknown == []
     two_decks = Recogniser(accept_threshold=0.95).assemble([a, b], 1280, 720, copies=2)
     assert [c.card for c in two_decks.cards] == ["9H", "9H"]
+
+
+def test_a_lone_index_of_a_card_that_runs_out_of_the_picture_boxes_only_what_it_vouches_for(rec):
+    """An unseen jumbo-index design: an 80-pixel index whose card (its top-left corner at
+    (1210, 215)) is about 210 pixels high, but the detector guesses 320.  Inside the picture the
+    guess stands; where that card would run past the edge, the box shrinks, from the same corner,
+    to the smallest card an 80-pixel index can belong to (MAX_INDEX_SHARE)."""
+    from vision.index_geometry import CARD_ASPECT, MAX_INDEX_SHARE
+    from vision.recogniser import CARD_NAMES, IndexReading
+
+    def lone(dx: float) -> IndexReading:
+        probs = np.full(52, 0.01 / 51)
+        probs[CARD_NAMES.index("AS")] = 0.99
+        corner = (1210 + dx, 215)
+        centre = (corner[0] + 0.5 * CARD_ASPECT * 320, corner[1] + 160)
+        return IndexReading((corner[0] + 30, corner[1] + 45), 0.0, 80.0, centre, 320.0, heat=0.9, p_index=0.99,
+                            probs=probs)
+
+    inside = rec.assemble([lone(-600)], 1280, 720).cards[0].box
+    assert inside[3] - inside[1] == pytest.approx(320, abs=2), "a card inside the picture keeps its size"
+    edge = rec.assemble([lone(0)], 1280, 720).cards[0].box
+    smallest = 80 / MAX_INDEX_SHARE
+    assert edge[:2] == pytest.approx((1210, 215), abs=2), "the box keeps the index's corner"
+    assert edge[3] - edge[1] == pytest.approx(smallest, abs=2)
+    assert edge[2] == 1280, "and is cut at the picture's edge"

@@ -64,6 +64,9 @@ def standardise_crops(x: np.ndarray) -> np.ndarray:
 
 #: Card width / height used to draw a card's box from its centre and height.
 CARD_ASPECT = 0.7
+#: The largest corner index, as a share of the card's height (jumbo-index decks).
+#: An index of height h therefore lies on a card at least h / MAX_INDEX_SHARE high.
+MAX_INDEX_SHARE = 0.38
 
 
 def glyph_axes(angle_deg: float) -> tuple[np.ndarray, np.ndarray]:

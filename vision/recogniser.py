@@ -28,8 +28,9 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.index_geometry import (DET_LONG_SIDE, DET_STRIDE, H_REF, NOT_INDEX, PATCH_H, PATCH_W, RANKS, SUITS,
-                                   card_box, crop_index, glyph_axes, standardise_crops)
+from vision.index_geometry import (CARD_ASPECT, DET_LONG_SIDE, DET_STRIDE, H_REF, MAX_INDEX_SHARE, NOT_INDEX,
+                                   PATCH_H, PATCH_W, RANKS, SUITS, card_box, crop_index, glyph_axes,
+                                   standardise_crops)
 
 MODEL_DIR = Path(__file__).resolve().parent / "models"
 CARD_NAMES = [r + s for r in RANKS for s in SUITS]  # rank-major, matches the outer product below
@@ -312,6 +313,22 @@ class Recogniser:
     @staticmethod
     def _box(group: list[IndexReading], W: int, H: int) -> tuple[int, int, int, int]:
         wts = np.array([max(1e-3, m.best[1]) for m in group])
-        centre = tuple(np.average([m.card_centre for m in group], axis=0, weights=wts))
+        centre = np.average([m.card_centre for m in group], axis=0, weights=wts)
         card_h = float(np.median([m.card_height for m in group]))
-        return card_box(centre, group[0].angle, card_h, W, H)
+        angle = group[0].angle
+        if len(group) == 1:
+            # One index is all we know of this card.  Its size is a guess from the
+            # index (an unseen jumbo-index design looks like a bigger card), and
+            # when the guessed card runs out of the picture the box of its visible
+            # part can miss the card altogether.  Then report only what the index
+            # vouches for: the smallest card it can belong to, from the same corner.
+            ix = group[0]
+            outline = cv2.boxPoints(((float(centre[0]), float(centre[1])), (card_h * CARD_ASPECT, card_h), -angle))
+            crosses = bool((outline < 0).any() or (outline[:, 0] > W).any() or (outline[:, 1] > H).any())
+            smallest = ix.height / MAX_INDEX_SHARE
+            if crosses and smallest < card_h:
+                right, down = glyph_axes(angle)
+                corner = centre - (0.5 * CARD_ASPECT * card_h) * np.asarray(right) - (0.5 * card_h) * np.asarray(down)
+                centre = corner + (smallest / card_h) * (centre - corner)
+                card_h = smallest
+        return card_box((float(centre[0]), float(centre[1])), angle, card_h, W, H)
