@@ -76,7 +76,7 @@ CONFIGS = {
     # Its views, view_mean and accept_threshold were chosen on held-out scenes of
     # seed 99 (bench/diagnose_recognition.py's seed), never the benchmark's seed 7.
     "full": Config(scenes=8000, det_steps=6000, det_batch=12, det_crop=288, cls_epochs=14, jitter_copies=3,
-                   cls_width=1.5, generated=128, accept_threshold=0.8, view_mean="geometric", reshape_glyphs=True,
+                   cls_width=1.5, generated=128, accept_threshold=0.85, view_mean="geometric", reshape_glyphs=True,
                    views=((0.0, 1.0), (7.0, 1.0), (-7.0, 1.0), (0.0, 0.88), (0.0, 1.12))),
 }
 
