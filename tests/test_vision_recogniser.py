@@ -269,3 +269,36 @@ def test_a_lone_index_of_a_card_that_runs_out_of_the_picture_boxes_only_what_it_
     assert edge[:2] == pytest.approx((1210, 215), abs=2), "the box keeps the index's corner"
     assert edge[3] - edge[1] == pytest.approx(smallest, abs=2)
     assert edge[2] == 1280, "and is cut at the picture's edge"
+
+
+def test_a_clear_corner_outweighs_its_half_hidden_misread_twin(rec):
+    """3D's top corner is read clearly; its bottom corner, half cut off by the picture's edge, looks
+    more like a 7 (7D 0.75, 3D 0.10).  Both are evidence about one card: it is 3D, confidently.
+    (Before, the disagreeing reading turned the whole card into an unknown.)"""
+    from vision.recogniser import CARD_NAMES
+
+    top = _reading("3D", 0.984, (16, 635), 29.0, (105, 678), card_h=231)
+    bottom = _reading("7D", 0.75, (202, 717), -149.0, (133, 686), card_h=231)
+    bottom.probs[:] = 0.15 / 50
+    bottom.probs[CARD_NAMES.index("7D")], bottom.probs[CARD_NAMES.index("3D")] = 0.75, 0.10
+    result = rec.assemble([top, bottom], 1280, 720)
+    assert [c.card for c in result.cards] == ["3D"] and result.unknown == []
+    assert result.cards[0].confidence > 0.99
+    # Two doubtful corners that disagree stay doubtful.
+    unsure_top = _reading("3D", 0.6, (16, 635), 29.0, (105, 678), card_h=231)
+    unsure_bottom = _reading("7D", 0.6, (202, 717), -149.0, (133, 686), card_h=231)
+    unsure_bottom.probs[CARD_NAMES.index("3D")] = 0.02
+    unsure = rec.assemble([unsure_top, unsure_bottom], 1280, 720)
+    assert unsure.cards == [] and len(unsure.unknown) == 1
+
+
+def test_two_confident_readings_of_different_cards_are_never_one_card(rec):
+    """A 9S corner and an 8C corner of the next card in a pile point opposite ways and guess nearly
+    the same card centre; their readings share almost no probability (less than the model's
+    ``pair_agreement``), so they are two cards, both reported."""
+    nine = _reading("9S", 0.99, (422, 454), 173.0, (374, 367), card_h=240)
+    eight = _reading("8C", 0.995, (343, 271), -12.0, (376, 346), card_h=240)
+    assert float(nine.probs @ eight.probs) < rec.pair_agreement
+    assert rec._pair_distance(nine, eight) < rec.pair_tolerance, "close enough to pair on geometry alone"
+    result = rec.assemble([nine, eight], 1280, 720)
+    assert sorted(c.card for c in result.cards) == ["8C", "9S"] and result.unknown == []

@@ -139,6 +139,10 @@ class Recogniser:
         #: How far apart (in card heights) the card centres that two opposite
         #: indices predict may be for them to count as one card.
         self.pair_tolerance = float(self.meta.get("pair_tolerance", 0.25))
+        #: Two indices whose readings disagree are one card's corners only if their
+        #: probabilities overlap at least this much (sum over cards of p1 * p2):
+        #: two confident readings of different cards are two cards, however close.
+        self.pair_agreement = float(self.meta.get("pair_agreement", 0.001))
         #: How the views' probabilities are combined: "geometric" (their product,
         #: renormalised: a class that one view rules out is ruled out, agreeing views
         #: sharpen) or "arithmetic" (their average; older models).
@@ -243,12 +247,15 @@ class Recogniser:
         # unseen design can fool the card-centre estimate (a jumbo index looks
         # like an ordinary one on a bigger card): with one of each card in the
         # deck, two opposite indices that read the same card are its two
-        # corners even when their centres agree less well.
+        # corners even when their centres agree less well.  Two readings that
+        # share (almost) no probability are two cards, however close.
         pairs = []
         for i, a in enumerate(indices):
             for j in range(i + 1, len(indices)):
                 b = indices[j]
                 same = a.best[0] == b.best[0]
+                if not same and float(np.dot(a.probs, b.probs)) < self.pair_agreement:
+                    continue
                 d = self._pair_distance(a, b)
                 if d < self.pair_tolerance or (same and copies == 1 and d < 2 * self.pair_tolerance):
                     pairs.append((not same, d, i, j))
@@ -267,13 +274,19 @@ class Recogniser:
         candidates = []  # (label, confidence, probs of the group, group)
         for g in groups:
             label, conf = g[0].best
-            agree = [m.best[1] for m in g if m.best[0] == label]
-            clash = max((m.best[1] for m in g if m.best[0] != label), default=0.0)
-            # Independent readings that agree reinforce each other; a confident
-            # disagreeing reading of the same card makes the whole card doubtful.
-            conf = 1.0 - float(np.prod([1.0 - a for a in agree]))
-            conf *= (1.0 - clash)
-            probs = np.mean([m.probs for m in g], axis=0)
+            if len(g) == 2 and g[1].best[0] != label:
+                # The two corners of one card disagree (often one is half hidden or
+                # cut by the picture's edge and misread): weigh the two readings as
+                # independent evidence about one card, p(card) ~ p1(card) * p2(card).
+                # A clear reading beside a doubtful one wins; two doubtful ones stay doubtful.
+                probs = g[0].probs * g[1].probs
+                probs = probs / probs.sum()
+                k = int(np.argmax(probs))
+                label, conf = CARD_NAMES[k], float(probs[k])
+            else:
+                # Independent readings that agree reinforce each other.
+                conf = 1.0 - float(np.prod([1.0 - m.best[1] for m in g]))
+                probs = np.mean([m.probs for m in g], axis=0)
             candidates.append([label, conf, probs, g])
 
         # A card appears ``copies`` times per deck (once in most): when more
