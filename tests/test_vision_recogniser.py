@@ -302,3 +302,19 @@ def test_two_confident_readings_of_different_cards_are_never_one_card(rec):
     assert rec._pair_distance(nine, eight) < rec.pair_tolerance, "close enough to pair on geometry alone"
     result = rec.assemble([nine, eight], 1280, 720)
     assert sorted(c.card for c in result.cards) == ["8C", "9S"] and result.unknown == []
+
+
+def test_a_corner_cut_by_the_picture_edge_gives_way_to_the_whole_one(rec):
+    """QD's top corner is whole (0.976); its bottom corner is cut by the top edge of the picture and
+    reads JD (0.727, QD 0.005).  Weighed together the two would be a toss-up; the cut corner was
+    read from part of its glyphs, so the whole corner decides."""
+    from vision.recogniser import CARD_NAMES
+
+    whole = _reading("QD", 0.976, (342, 52), -167.0, (290, 8), card_h=158)
+    cut = _reading("JD", 0.727, (235, -2), 18.0, (292, 39), card_h=158)
+    cut.probs[CARD_NAMES.index("QD")] = 0.005
+    whole.probs[CARD_NAMES.index("JD")] = 0.0013
+    assert rec._cut_by_edge(cut, 1280, 720) and not rec._cut_by_edge(whole, 1280, 720)
+    result = rec.assemble([whole, cut], 1280, 720)
+    assert [c.card for c in result.cards] == ["QD"] and result.unknown == []
+    assert result.cards[0].confidence == pytest.approx(0.976, abs=1e-3)

@@ -274,11 +274,18 @@ class Recogniser:
         candidates = []  # (label, confidence, probs of the group, group)
         for g in groups:
             label, conf = g[0].best
-            if len(g) == 2 and g[1].best[0] != label:
-                # The two corners of one card disagree (often one is half hidden or
-                # cut by the picture's edge and misread): weigh the two readings as
-                # independent evidence about one card, p(card) ~ p1(card) * p2(card).
-                # A clear reading beside a doubtful one wins; two doubtful ones stay doubtful.
+            cut = [self._cut_by_edge(m, W, H) for m in g]
+            if len(g) == 2 and g[1].best[0] != label and cut[0] != cut[1]:
+                # The two corners disagree and one is cut by the picture's edge: it was
+                # read from part of its glyphs (a cut 3 looks like a 7); the whole one decides.
+                g = [g[1], g[0]] if cut[0] else g
+                label, conf = g[0].best
+                probs = g[0].probs
+            elif len(g) == 2 and g[1].best[0] != label:
+                # The two corners of one card disagree (often one is half hidden and
+                # misread): weigh the two readings as independent evidence about one
+                # card, p(card) ~ p1(card) * p2(card).  A clear reading beside a
+                # doubtful one wins; two doubtful ones stay doubtful.
                 probs = g[0].probs * g[1].probs
                 probs = probs / probs.sum()
                 k = int(np.argmax(probs))
@@ -312,6 +319,13 @@ class Recogniser:
         result.cards.sort(key=lambda c: (c.box[1], c.box[0]))
         result.unknown.sort(key=lambda u: (u.box[1], u.box[0]))
         return result
+
+    @staticmethod
+    def _cut_by_edge(ix: IndexReading, W: int, H: int) -> bool:
+        """Whether the picture's edge cuts into this index (within half its height of the centre)."""
+        r = 0.5 * ix.height
+        x, y = ix.centre
+        return x - r < 0 or y - r < 0 or x + r > W or y + r > H
 
     @staticmethod
     def _pair_distance(a: IndexReading, b: IndexReading) -> float:
