@@ -272,21 +272,22 @@ def test_a_lone_index_of_a_card_that_runs_out_of_the_picture_boxes_only_what_it_
 
 
 def test_a_clear_corner_outweighs_its_half_hidden_misread_twin(rec):
-    """3D's top corner is read clearly; its bottom corner, half cut off by the picture's edge, looks
+    """3D's top corner is read clearly; its bottom corner, half covered by another card, looks
     more like a 7 (7D 0.75, 3D 0.10).  Both are evidence about one card: it is 3D, confidently.
     (Before, the disagreeing reading turned the whole card into an unknown.)"""
     from vision.recogniser import CARD_NAMES
 
-    top = _reading("3D", 0.984, (16, 635), 29.0, (105, 678), card_h=231)
-    bottom = _reading("7D", 0.75, (202, 717), -149.0, (133, 686), card_h=231)
+    top = _reading("3D", 0.984, (316, 335), 29.0, (405, 378), card_h=231)
+    bottom = _reading("7D", 0.75, (502, 417), -149.0, (433, 386), card_h=231)
+    assert not rec._cut_by_edge(top, 1280, 720) and not rec._cut_by_edge(bottom, 1280, 720)
     bottom.probs[:] = 0.15 / 50
     bottom.probs[CARD_NAMES.index("7D")], bottom.probs[CARD_NAMES.index("3D")] = 0.75, 0.10
     result = rec.assemble([top, bottom], 1280, 720)
     assert [c.card for c in result.cards] == ["3D"] and result.unknown == []
     assert result.cards[0].confidence > 0.99
     # Two doubtful corners that disagree stay doubtful.
-    unsure_top = _reading("3D", 0.6, (16, 635), 29.0, (105, 678), card_h=231)
-    unsure_bottom = _reading("7D", 0.6, (202, 717), -149.0, (133, 686), card_h=231)
+    unsure_top = _reading("3D", 0.6, (316, 335), 29.0, (405, 378), card_h=231)
+    unsure_bottom = _reading("7D", 0.6, (502, 417), -149.0, (433, 386), card_h=231)
     unsure_bottom.probs[CARD_NAMES.index("3D")] = 0.02
     unsure = rec.assemble([unsure_top, unsure_bottom], 1280, 720)
     assert unsure.cards == [] and len(unsure.unknown) == 1
@@ -318,3 +319,10 @@ def test_a_corner_cut_by_the_picture_edge_gives_way_to_the_whole_one(rec):
     result = rec.assemble([whole, cut], 1280, 720)
     assert [c.card for c in result.cards] == ["QD"] and result.unknown == []
     assert result.cards[0].confidence == pytest.approx(0.976, abs=1e-3)
+    # However confident the cut corner, the whole one decides (here: not sure enough, so unknown).
+    cut_sure = _reading("JD", 0.95, (235, -2), 18.0, (292, 39), card_h=158)
+    cut_sure.probs[CARD_NAMES.index("QD")] = 0.005
+    whole_unsure = _reading("QD", 0.70, (342, 52), -167.0, (290, 8), card_h=158)
+    whole_unsure.probs[CARD_NAMES.index("JD")] = 0.01
+    result = rec.assemble([cut_sure, whole_unsure], 1280, 720)
+    assert result.cards == [] and len(result.unknown) == 1

@@ -142,7 +142,8 @@ class Recogniser:
         #: Two indices whose readings disagree are one card's corners only if their
         #: probabilities overlap at least this much (sum over cards of p1 * p2):
         #: two confident readings of different cards are two cards, however close.
-        self.pair_agreement = float(self.meta.get("pair_agreement", 0.001))
+        # (Kept above zero: a pair that shares no probability at all has no product to weigh.)
+        self.pair_agreement = max(1e-12, float(self.meta.get("pair_agreement", 0.001)))
         #: How the views' probabilities are combined: "geometric" (their product,
         #: renormalised: a class that one view rules out is ruled out, agreeing views
         #: sharpen) or "arithmetic" (their average; older models).

@@ -170,7 +170,7 @@ def _reshape_glyphs(x: torch.Tensor, g: torch.Generator) -> torch.Tensor:
     n = x.shape[0]
     sx = 1 + (torch.rand(n, generator=g) - 0.5) * 0.3     # width 0.85 .. 1.15
     sy = 1 + (torch.rand(n, generator=g) - 0.5) * 0.16    # height 0.92 .. 1.08
-    shear = (torch.rand(n, generator=g) - 0.5) * 0.3      # slant up to about 8 degrees
+    shear = (torch.rand(n, generator=g) - 0.5) * 0.3      # slant up to about 6 degrees on the 32x48 crop
     theta = torch.zeros(n, 2, 3)
     theta[:, 0, 0], theta[:, 0, 1], theta[:, 1, 1] = 1 / sx, shear, 1 / sy
     grid = F.affine_grid(theta, list(x.shape), align_corners=False)
