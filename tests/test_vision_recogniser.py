@@ -326,3 +326,24 @@ def test_a_corner_cut_by_the_picture_edge_gives_way_to_the_whole_one(rec):
     whole_unsure.probs[CARD_NAMES.index("JD")] = 0.01
     result = rec.assemble([cut_sure, whole_unsure], 1280, 720)
     assert result.cards == [] and len(result.unknown) == 1
+
+
+@pytest.mark.parametrize("setting, value", [("pair_agreement", "loose"), ("accept_threshold", None),
+                                             ("pair_tolerance", [0.25])])
+def test_a_non_numeric_setting_in_model_json_is_a_clear_error(tmp_path, setting, value):
+    import json
+    import shutil
+
+    for name in ("index_detector.onnx", "index_classifier.onnx"):
+        shutil.copy(MODEL_DIR / name, tmp_path / name)
+    meta = json.loads((MODEL_DIR / "model.json").read_text())
+    meta[setting] = value
+    (tmp_path / "model.json").write_text(json.dumps(meta))
+    with pytest.raises(ModelError, match=f"{setting} in .* must be a number"):
+        Recogniser(tmp_path)
+
+
+def test_a_corrupt_model_json_is_a_clear_error(tmp_path):
+    (tmp_path / "model.json").write_text('{"detector": "index_detector.onnx",')
+    with pytest.raises(ModelError, match="not valid JSON"):
+        Recogniser(tmp_path)

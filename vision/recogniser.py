@@ -123,27 +123,38 @@ class Recogniser:
         if not meta_path.exists():
             raise ModelError(f"no recogniser model in {self.model_dir} (model.json missing); "
                              f"train one with: python -m vision.training.train")
-        self.meta = json.loads(meta_path.read_text())
+        try:
+            self.meta = json.loads(meta_path.read_text())
+        except json.JSONDecodeError as exc:
+            raise ModelError(f"{meta_path} is not valid JSON: {exc}") from exc
+
+        def number(key: str, default: float) -> float:
+            value = self.meta.get(key, default)
+            try:
+                return float(value)
+            except (TypeError, ValueError):
+                raise ModelError(f"{key} in {meta_path} must be a number, got {value!r}") from None
+
         try:
             self.detector = cv2.dnn.readNetFromONNX(str(self.model_dir / self.meta["detector"]))
             self.classifier = cv2.dnn.readNetFromONNX(str(self.model_dir / self.meta["classifier"]))
         except (cv2.error, KeyError) as exc:
             raise ModelError(f"cannot load the recogniser model from {self.model_dir}: {exc}") from exc
-        self.long_side = int(self.meta.get("det_long_side", DET_LONG_SIDE))
+        self.long_side = int(number("det_long_side", DET_LONG_SIDE))
         self.accept_threshold = float(accept_threshold if accept_threshold is not None
-                                      else self.meta.get("accept_threshold", 0.85))
+                                      else number("accept_threshold", 0.85))
         self.heat_threshold = float(heat_threshold if heat_threshold is not None
-                                    else self.meta.get("heat_threshold", 0.3))
+                                    else number("heat_threshold", 0.3))
         #: (angle offset in degrees, size factor) of the crops read per index.
         self.views = [tuple(v) for v in self.meta.get("views", VIEWS)]
         #: How far apart (in card heights) the card centres that two opposite
         #: indices predict may be for them to count as one card.
-        self.pair_tolerance = float(self.meta.get("pair_tolerance", 0.25))
+        self.pair_tolerance = number("pair_tolerance", 0.25)
         #: Two indices whose readings disagree are one card's corners only if their
         #: probabilities overlap at least this much (sum over cards of p1 * p2):
         #: two confident readings of different cards are two cards, however close.
         # (Kept above zero: a pair that shares no probability at all has no product to weigh.)
-        self.pair_agreement = max(1e-12, float(self.meta.get("pair_agreement", 0.001)))
+        self.pair_agreement = max(1e-12, number("pair_agreement", 0.001))
         #: How the views' probabilities are combined: "geometric" (their product,
         #: renormalised: a class that one view rules out is ruled out, agreeing views
         #: sharpen) or "arithmetic" (their average; older models).
@@ -275,22 +286,23 @@ class Recogniser:
         candidates = []  # (label, confidence, probs of the group, group)
         for g in groups:
             label, conf = g[0].best
-            cut = [self._cut_by_edge(m, W, H) for m in g]
-            if len(g) == 2 and g[1].best[0] != label and cut[0] != cut[1]:
-                # The two corners disagree and one is cut by the picture's edge: it was
-                # read from part of its glyphs (a cut 3 looks like a 7); the whole one decides.
-                g = [g[1], g[0]] if cut[0] else g
-                label, conf = g[0].best
-                probs = g[0].probs
-            elif len(g) == 2 and g[1].best[0] != label:
-                # The two corners of one card disagree (often one is half hidden and
-                # misread): weigh the two readings as independent evidence about one
-                # card, p(card) ~ p1(card) * p2(card).  A clear reading beside a
-                # doubtful one wins; two doubtful ones stay doubtful.
-                probs = g[0].probs * g[1].probs
-                probs = probs / probs.sum()
-                k = int(np.argmax(probs))
-                label, conf = CARD_NAMES[k], float(probs[k])
+            if len(g) == 2 and g[1].best[0] != label:
+                cut = [self._cut_by_edge(m, W, H) for m in g]
+                if cut[0] != cut[1]:
+                    # One corner is cut by the picture's edge: it was read from part of
+                    # its glyphs (a cut 3 looks like a 7); the whole one decides.
+                    g = [g[1], g[0]] if cut[0] else g
+                    label, conf = g[0].best
+                    probs = g[0].probs
+                else:
+                    # The two corners of one card disagree (often one is half hidden and
+                    # misread): weigh the two readings as independent evidence about one
+                    # card, p(card) ~ p1(card) * p2(card).  A clear reading beside a
+                    # doubtful one wins; two doubtful ones stay doubtful.
+                    probs = g[0].probs * g[1].probs
+                    probs = probs / probs.sum()
+                    k = int(np.argmax(probs))
+                    label, conf = CARD_NAMES[k], float(probs[k])
             else:
                 # Independent readings that agree reinforce each other.
                 conf = 1.0 - float(np.prod([1.0 - m.best[1] for m in g]))

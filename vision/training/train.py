@@ -73,8 +73,8 @@ CONFIGS = {
     # A first usable model in about half an hour on 2 idle cores.
     "quick": Config(scenes=3000, det_steps=1500, det_batch=12, det_crop=288, cls_epochs=4, generated=24),
     # The committed model: about 75 minutes on 2 cores (see docs/vision.md for the measured times).
-    # Its views, view_mean and accept_threshold were chosen on held-out scenes of
-    # seed 99 (bench/diagnose_recognition.py's seed), never the benchmark's seed 7.
+    # Its views, view_mean and accept_threshold were chosen on held-out scenes of seed 99
+    # (bench/bench_recognition.py --seed 99 --n 960 --sweep), never the benchmark's seed 7.
     "full": Config(scenes=8000, det_steps=6000, det_batch=12, det_crop=288, cls_epochs=14, jitter_copies=3,
                    cls_width=1.5, generated=128, accept_threshold=0.85, view_mean="geometric", reshape_glyphs=True,
                    views=((0.0, 1.0), (7.0, 1.0), (-7.0, 1.0), (0.0, 0.88), (0.0, 1.12))),
