@@ -121,3 +121,57 @@ def test_glyph_reshaping_keeps_the_crop_and_its_centre_but_changes_the_glyph():
     # Without reshaping the photometric jitter alone leaves the glyph where and as wide as it was.
     z = _augment(x, torch.Generator().manual_seed(3), reshape=False)
     assert torch.all((z.mean(dim=1) < 0.5) == (x.mean(dim=1) < 0.5))
+
+
+class _Det:
+    """A detection as vision.recogniser.decode_indices gives it (geometry only)."""
+
+    def __init__(self, centre, angle, height):
+        self.centre, self.angle, self.height = centre, angle, height
+
+
+def test_detector_crops_label_what_the_detector_found(art):
+    from vision.training.data import detector_crops
+
+    img, recs = _scene()
+    a, b = recs
+    dets = [
+        _Det((a["cx"] + 0.2 * a["h"], a["cy"]), a["angle"] + 10, a["h"] * 1.2),  # a fair detection: 9D
+        _Det((b["cx"], b["cy"]), b["angle"] + 180, b["h"]),                       # upside down: refuse
+        _Det((b["cx"], b["cy"]), b["angle"] + 45, b["h"]),                        # neither: left out
+        _Det((a["cx"] + 0.8 * a["h"], a["cy"]), a["angle"], a["h"]),              # beside an index: left out
+        _Det((5.0, 5.0), 0.0, a["h"]),                                            # a false alarm: refuse
+    ]
+    X, R, S = detector_crops(SceneSet(img[None], [recs]), [dets], seed=0)
+    assert X.shape == (3, PATCH_H, PATCH_W, 3) and X.dtype == np.uint8
+    assert list(R) == [RANKS.index("9"), NOT_INDEX, NOT_INDEX]
+    assert list(S) == [SUITS.index("D"), -1, -1]
+    # Nothing detected: no crops, and arrays that still concatenate.
+    X0, R0, S0 = detector_crops(SceneSet(img[None], [recs]), [[]], seed=0)
+    assert X0.shape == (0, PATCH_H, PATCH_W, 3) and len(R0) == len(S0) == 0
+
+
+def test_training_decodes_detections_exactly_as_the_recogniser(art, tmp_path):
+    """The crops the classifier learns from must sit where the run-time detector's readings sit."""
+    import torch
+
+    from vision.recogniser import Recogniser
+    from vision.training.models import IndexClassifier, IndexDetector
+    from vision.training.train import detect_scenes, export_onnx
+
+    torch.manual_seed(0)
+    det, cls = IndexDetector(0.5).eval(), IndexClassifier(0.5, standardised=True).eval()
+    export_onnx(det, torch.zeros(1, 3, 320, 320), tmp_path / "d.onnx", dynamic_hw=True)
+    export_onnx(cls, torch.zeros(1, 3, PATCH_H, PATCH_W), tmp_path / "c.onnx", dynamic_hw=False)
+    (tmp_path / "model.json").write_text(json.dumps({"detector": "d.onnx", "classifier": "c.onnx"}))
+    img, recs = _scene()
+    img = np.ascontiguousarray(np.concatenate([img, img[::-1], img], axis=1))  # 960 wide: scaled to 640
+    # An untrained detector is unsure everywhere: a low threshold gives many peaks to compare.
+    rec = Recogniser(tmp_path, heat_threshold=0.02)
+    expected = rec.detect_indices(img)
+    got = detect_scenes(det, SceneSet(img[None], [recs]), 0.02)[0]
+    assert len(expected) >= 5 and len(got) == len(expected)
+    for e in expected:  # peaks of (almost) equal heat may come in another order
+        g = min(got, key=lambda g: np.hypot(g.centre[0] - e.centre[0], g.centre[1] - e.centre[1]))
+        assert g.centre == pytest.approx(e.centre, abs=0.05) and g.height == pytest.approx(e.height, rel=1e-3)
+        assert g.angle == pytest.approx(e.angle, abs=0.05) and g.card_centre == pytest.approx(e.card_centre, abs=0.1)

@@ -107,6 +107,36 @@ def _softmax(x: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=-1, keepdims=True)
 
 
+def decode_indices(out: np.ndarray, scale: float, heat_threshold: float) -> list[IndexReading]:
+    """The index readings (geometry only) in one detector output.
+
+    ``out`` is the detector's output for one image (DET_CHANNELS x grid h x
+    grid w, raw), ``scale`` how much the image was scaled before the
+    detector; the readings are in the unscaled image's pixels, strongest
+    first.  Training uses it too, to cut crops where the detector looks.
+    """
+    heat = 1.0 / (1.0 + np.exp(-out[0]))
+    peaks = (heat >= heat_threshold) & (heat >= cv2.dilate(heat, np.ones((3, 3), np.uint8)))
+    found: list[IndexReading] = []
+    for i, j in sorted(zip(*np.nonzero(peaks)), key=lambda ij: -heat[ij]):
+        c, sn, log_h, u, v, log_card, ox, oy = (float(x) for x in out[1:, i, j])
+        angle = math.degrees(math.atan2(sn, c))
+        h_det = H_REF * math.exp(min(4.0, max(-3.0, log_h)))
+        cx = (j + 0.5 + ox) * DET_STRIDE / scale
+        cy = (i + 0.5 + oy) * DET_STRIDE / scale
+        hi = h_det / scale
+        right, down = glyph_axes(angle)
+        ccx = cx + (u * right[0] + v * down[0]) * hi
+        ccy = cy + (u * right[1] + v * down[1]) * hi
+        card_h = hi * math.exp(min(3.0, max(0.0, log_card)))
+        # Two peaks on one index: keep the stronger (they are sorted by heat).
+        if any((cx - f.centre[0]) ** 2 + (cy - f.centre[1]) ** 2 < (0.35 * max(hi, f.height)) ** 2
+               for f in found):
+            continue
+        found.append(IndexReading((cx, cy), angle, hi, (ccx, ccy), card_h, float(heat[i, j])))
+    return found
+
+
 class Recogniser:
     """Card recogniser backed by two small ONNX models run through ``cv2.dnn``.
 
@@ -179,28 +209,7 @@ class Recogniser:
             small = cv2.copyMakeBorder(small, 0, ph, 0, pw, cv2.BORDER_REPLICATE)
         self.detector.setInput(cv2.dnn.blobFromImage(small, 1.0 / 255.0))
         out = self.detector.forward()[0]
-        gh, gw = h // DET_STRIDE, w // DET_STRIDE
-        out = out[:, :gh, :gw]
-        heat = 1.0 / (1.0 + np.exp(-out[0]))
-        peaks = (heat >= self.heat_threshold) & (heat >= cv2.dilate(heat, np.ones((3, 3), np.uint8)))
-        found: list[IndexReading] = []
-        for i, j in sorted(zip(*np.nonzero(peaks)), key=lambda ij: -heat[ij]):
-            c, sn, log_h, u, v, log_card, ox, oy = (float(x) for x in out[1:, i, j])
-            angle = math.degrees(math.atan2(sn, c))
-            h_det = H_REF * math.exp(min(4.0, max(-3.0, log_h)))
-            cx = (j + 0.5 + ox) * DET_STRIDE / s
-            cy = (i + 0.5 + oy) * DET_STRIDE / s
-            hi = h_det / s
-            right, down = glyph_axes(angle)
-            ccx = cx + (u * right[0] + v * down[0]) * hi
-            ccy = cy + (u * right[1] + v * down[1]) * hi
-            card_h = hi * math.exp(min(3.0, max(0.0, log_card)))
-            # Two peaks on one index: keep the stronger (they are sorted by heat).
-            if any((cx - f.centre[0]) ** 2 + (cy - f.centre[1]) ** 2 < (0.35 * max(hi, f.height)) ** 2
-                   for f in found):
-                continue
-            found.append(IndexReading((cx, cy), angle, hi, (ccx, ccy), card_h, float(heat[i, j])))
-        return found
+        return decode_indices(out[:, :h // DET_STRIDE, :w // DET_STRIDE], s, self.heat_threshold)
 
     # -- stage 2: read them ---------------------------------------------------
     def classify(self, image: np.ndarray, indices: list[IndexReading]) -> None:

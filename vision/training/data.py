@@ -238,3 +238,51 @@ def classifier_crops(scenes: SceneSet, seed: int, jitter_copies: int = 2, negati
             R.append(NOT_INDEX)
             S.append(-1)
     return np.stack(X), np.array(R, np.int64), np.array(S, np.int64)
+
+
+def detector_crops(scenes: SceneSet, detections: list[list], seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Index crops cut where the trained detector looks, labelled from the annotation.
+
+    ``detections`` holds, per scene, the detector's index readings
+    (:func:`vision.recogniser.decode_indices`: ``centre``, ``angle``,
+    ``height``).  The jittered crops of :func:`classifier_crops` imitate the
+    detector's errors; these crops *are* its errors, including the large ones
+    it makes where cards overlap, which is where unseen designs were read
+    with too little confidence.  The detector's false alarms (a lone pip, a
+    court figure's detail) become "not an index" examples.
+
+    A detection on a readable index (centre within half an index height) is
+    a positive when its angle is within 30 degrees of the truth and a
+    refusal when it is 60 or more off (a sideways or upside-down index);
+    one on a hidden index, or far from every index, is a refusal; anything
+    in between (a half-hidden index, a middling angle) is left out rather
+    than given a doubtful label.  Each crop gets the small angle and size
+    jitter of the views the recogniser reads.
+    """
+    rng = np.random.default_rng(seed)
+    X, R, S = [], [], []
+    for img, recs, dets in zip(scenes.images, scenes.indices, detections):
+        for d in dets:
+            near = min(recs, key=lambda r: (d.centre[0] - r["cx"]) ** 2 + (d.centre[1] - r["cy"]) ** 2,
+                       default=None)
+            dist = math.dist(d.centre, (near["cx"], near["cy"])) / near["h"] if near else math.inf
+            label = None
+            if dist <= 0.5:
+                turn = abs((d.angle - near["angle"] + 180.0) % 360.0 - 180.0)
+                if near["visible"] >= READABLE_FRACTION and near["h"] >= MIN_READ_HEIGHT:
+                    if turn <= 30.0 and abs(math.log(d.height / near["h"])) <= 0.7:
+                        label = (RANKS.index(near["card"][:-1]), SUITS.index(near["card"][-1]))
+                    elif turn >= 60.0:
+                        label = (NOT_INDEX, -1)
+                elif near["visible"] < HIDDEN_FRACTION * 0.5:
+                    label = (NOT_INDEX, -1)
+            elif dist > 1.0:
+                label = (NOT_INDEX, -1)
+            if label is None:
+                continue
+            X.append(crop_index(img, d.centre, d.angle + rng.normal(0, 4.0), d.height * math.exp(rng.normal(0, 0.06))))
+            R.append(label[0])
+            S.append(label[1])
+    if not X:
+        return np.zeros((0, PATCH_H, PATCH_W, 3), np.uint8), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.stack(X), np.array(R, np.int64), np.array(S, np.int64)

@@ -28,10 +28,12 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from vision.index_geometry import CROP_STD_FLOOR, DET_LONG_SIDE, NOT_INDEX, PATCH_H, PATCH_W
+from vision.index_geometry import CROP_STD_FLOOR, DET_LONG_SIDE, DET_STRIDE, NOT_INDEX, PATCH_H, PATCH_W
+from vision.recogniser import decode_indices
 from vision.synth.decks import DATA_DIR, HELD_OUT, available_decks, build_face_cache
 from vision.synth.procedural import build_generated_decks
-from vision.training.data import classifier_crops, detector_targets, generate_scenes, load_scenes
+from vision.training.data import (classifier_crops, detector_crops, detector_targets, generate_scenes,
+                                  load_scenes)
 from vision.training.models import IndexClassifier, IndexDetector
 
 MODEL_DIR = Path(__file__).resolve().parents[1] / "models"
@@ -64,18 +66,22 @@ class Config:
     view_mean: str = "arithmetic"
     #: Vary glyph width, slant and stroke weight in training (train._reshape_glyphs).
     reshape_glyphs: bool = False
+    #: Also train the classifier on crops cut where the trained detector finds
+    #: indices in the training scenes (vision.training.data.detector_crops).
+    detector_crops: bool = False
 
 
 CONFIGS = {
     # For the test suite: proves the pipeline runs, learns nothing useful.
     "tiny": Config(scenes=16, det_steps=6, det_batch=4, det_crop=160, cls_epochs=1, cls_batch=64,
-                   det_width=0.5, cls_width=0.5, generated=2, reshape_glyphs=True),
+                   det_width=0.5, cls_width=0.5, generated=2, reshape_glyphs=True, detector_crops=True),
     # A first usable model in about half an hour on 2 idle cores.
     "quick": Config(scenes=3000, det_steps=1500, det_batch=12, det_crop=288, cls_epochs=4, generated=24),
     # The committed model: about 75 minutes on 2 cores (see docs/vision.md for the measured times).
     # Its views, view_mean and accept_threshold were chosen on held-out scenes of seed 99
     # (bench/bench_recognition.py --seed 99 --n 960 --sweep), never the benchmark's seed 7.
-    "full": Config(scenes=8000, det_steps=6000, det_batch=12, det_crop=288, cls_epochs=14, jitter_copies=3,
+    "full": Config(scenes=8000, det_steps=6000, det_batch=12, det_crop=288, cls_epochs=14, jitter_copies=2,
+                   detector_crops=True,
                    cls_width=1.5, generated=128, accept_threshold=0.85, view_mean="geometric", reshape_glyphs=True,
                    views=((0.0, 1.0), (7.0, 1.0), (-7.0, 1.0), (0.0, 0.88), (0.0, 1.12))),
 }
@@ -151,6 +157,29 @@ def train_detector(scenes, cfg: Config, seed: int) -> IndexDetector:
                  f"({(time.time() - t0) / (step + 1):.2f} s/step)")
     net.eval()
     return net
+
+
+def detect_scenes(net: IndexDetector, scenes, heat_threshold: float, batch: int = 16) -> list[list]:
+    """The trained detector's index readings on every training scene, decoded
+    exactly as the recogniser decodes them at run time (same scaling, padding
+    and peak rules), for :func:`vision.training.data.detector_crops`."""
+    n, H, W = scenes.images.shape[:3]
+    s = DET_LONG_SIDE / max(H, W)
+    w, h = max(16, int(round(W * s))), max(16, int(round(H * s)))
+    found = []
+    net.eval()
+    with torch.no_grad():
+        for b in range(0, n, batch):
+            imgs = []
+            for img in scenes.images[b:b + batch]:
+                small = img if (w, h) == (W, H) else cv2.resize(
+                    img, (w, h), interpolation=cv2.INTER_AREA if s < 1 else cv2.INTER_LINEAR)
+                small = cv2.copyMakeBorder(small, 0, (-h) % 16, 0, (-w) % 16, cv2.BORDER_REPLICATE)
+                imgs.append(small)
+            x = torch.from_numpy(np.stack(imgs)).permute(0, 3, 1, 2).float() / 255.0
+            out = net(x).numpy()[:, :, :h // DET_STRIDE, :w // DET_STRIDE]
+            found.extend(decode_indices(o, s, heat_threshold) for o in out)
+    return found
 
 
 def _standardise(x: torch.Tensor) -> torch.Tensor:
@@ -315,6 +344,13 @@ def main(argv: list[str] | None = None) -> int:
         torch.save(det.state_dict(), det_ckpt)
         det_time.write_text(json.dumps({"seconds": round(time.time() - t_det)}))
     X, R, S = classifier_crops(scenes, args.seed + 1, jitter_copies=cfg.jitter_copies)
+    if cfg.detector_crops:
+        dets = detect_scenes(det, scenes, cfg.heat_threshold)
+        Xd, Rd, Sd = detector_crops(scenes, dets, args.seed + 2)
+        _log(f"{sum(map(len, dets))} detections on the training scenes: {len(Xd)} crops "
+             f"({int((Rd == NOT_INDEX).sum())} refusals)")
+        X, R, S = np.concatenate([X, Xd]), np.concatenate([R, Rd]), np.concatenate([S, Sd])
+        del Xd
     _log(f"{len(X)} classifier crops ({int((R == NOT_INDEX).sum())} negatives)")
     del scenes  # the crops are cut; free the scenes' memory for training
     cls = train_classifier(X, R, S, cfg, args.seed)
