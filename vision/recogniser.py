@@ -107,6 +107,22 @@ def _softmax(x: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=-1, keepdims=True)
 
 
+def detector_input(image: np.ndarray, long_side: int) -> tuple[np.ndarray, float, tuple[int, int]]:
+    """The image as the detector takes it: scaled so its longer side is ``long_side``
+    and padded to a multiple of 16.  Returns it, the scale, and the (rows, columns)
+    of the output grid that cover the image (the rest covers the padding)."""
+    H, W = image.shape[:2]
+    s = long_side / max(H, W)
+    w, h = max(16, int(round(W * s))), max(16, int(round(H * s)))
+    small = image if (w, h) == (W, H) else cv2.resize(
+        image, (w, h), interpolation=cv2.INTER_AREA if s < 1 else cv2.INTER_LINEAR)
+    # The network halves the size four times; pad to a multiple of 16 so its skip additions line up.
+    ph, pw = (-h) % 16, (-w) % 16
+    if ph or pw:
+        small = cv2.copyMakeBorder(small, 0, ph, 0, pw, cv2.BORDER_REPLICATE)
+    return small, s, (h // DET_STRIDE, w // DET_STRIDE)
+
+
 def decode_indices(out: np.ndarray, scale: float, heat_threshold: float) -> list[IndexReading]:
     """The index readings (geometry only) in one detector output.
 
@@ -200,16 +216,10 @@ class Recogniser:
         H, W = img.shape[:2]
         if min(H, W) < 16:
             return []
-        s = self.long_side / max(H, W)
-        w, h = max(16, int(round(W * s))), max(16, int(round(H * s)))
-        small = cv2.resize(img, (w, h), interpolation=cv2.INTER_AREA if s < 1 else cv2.INTER_LINEAR)
-        # The network halves the size four times; pad to a multiple of 16 so its skip additions line up.
-        ph, pw = (-h) % 16, (-w) % 16
-        if ph or pw:
-            small = cv2.copyMakeBorder(small, 0, ph, 0, pw, cv2.BORDER_REPLICATE)
+        small, s, (gh, gw) = detector_input(img, self.long_side)
         self.detector.setInput(cv2.dnn.blobFromImage(small, 1.0 / 255.0))
         out = self.detector.forward()[0]
-        return decode_indices(out[:, :h // DET_STRIDE, :w // DET_STRIDE], s, self.heat_threshold)
+        return decode_indices(out[:, :gh, :gw], s, self.heat_threshold)
 
     # -- stage 2: read them ---------------------------------------------------
     def classify(self, image: np.ndarray, indices: list[IndexReading]) -> None:

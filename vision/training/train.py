@@ -28,8 +28,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from vision.index_geometry import CROP_STD_FLOOR, DET_LONG_SIDE, DET_STRIDE, NOT_INDEX, PATCH_H, PATCH_W
-from vision.recogniser import decode_indices
+from vision.index_geometry import CROP_STD_FLOOR, DET_LONG_SIDE, NOT_INDEX, PATCH_H, PATCH_W
+from vision.recogniser import decode_indices, detector_input
 from vision.synth.decks import DATA_DIR, HELD_OUT, available_decks, build_face_cache
 from vision.synth.procedural import build_generated_decks
 from vision.training.data import (classifier_crops, detector_crops, detector_targets, generate_scenes,
@@ -164,22 +164,15 @@ def detect_scenes(net: IndexDetector, scenes, heat_threshold: float, batch: int 
     """The trained detector's index readings on every training scene, decoded
     exactly as the recogniser decodes them at run time (same scaling, padding
     and peak rules), for :func:`vision.training.data.detector_crops`."""
-    n, H, W = scenes.images.shape[:3]
-    s = DET_LONG_SIDE / max(H, W)
-    w, h = max(16, int(round(W * s))), max(16, int(round(H * s)))
     found = []
     net.eval()
     with torch.no_grad():
-        for b in range(0, n, batch):
-            imgs = []
-            for img in scenes.images[b:b + batch]:
-                small = img if (w, h) == (W, H) else cv2.resize(
-                    img, (w, h), interpolation=cv2.INTER_AREA if s < 1 else cv2.INTER_LINEAR)
-                small = cv2.copyMakeBorder(small, 0, (-h) % 16, 0, (-w) % 16, cv2.BORDER_REPLICATE)
-                imgs.append(small)
-            x = torch.from_numpy(np.stack(imgs)).permute(0, 3, 1, 2).float() / 255.0
-            out = net(x).numpy()[:, :, :h // DET_STRIDE, :w // DET_STRIDE]
-            found.extend(decode_indices(o, s, heat_threshold) for o in out)
+        for b in range(0, len(scenes.images), batch):
+            # The scenes share one size, so they share the scale and grid too.
+            inputs = [detector_input(img, DET_LONG_SIDE) for img in scenes.images[b:b + batch]]
+            _, s, (gh, gw) = inputs[0]
+            x = torch.from_numpy(np.stack([small for small, _, _ in inputs])).permute(0, 3, 1, 2).float() / 255.0
+            found.extend(decode_indices(o, s, heat_threshold) for o in net(x).numpy()[:, :, :gh, :gw])
     return found
 
 
