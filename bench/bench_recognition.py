@@ -68,8 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         image, ann = render_scene(spec, rng)
         # recognise() stage by stage, so that the sweep can re-decide the same readings.
         t0 = time.perf_counter()
-        readings = rec.detect_indices(image)
-        rec.classify(image, readings)
+        readings = rec.read_indices(image)
         result = rec.assemble(readings, image.shape[1], image.shape[0])
         times.append(time.perf_counter() - t0)
         s = score_image(result, ann)

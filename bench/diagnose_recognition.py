@@ -57,8 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     for k in range(args.n):
         spec = random_scene_spec(rng, decks, 1280, 720, n_cards=1 + k % 8, card_height=(130, 300))
         image, ann = render_scene(spec, rng)
-        found = rec.detect_indices(image)
-        rec.classify(image, found)
+        found = rec.read_indices(image)
         result = rec.recognise(image)
         score = score_image(result, ann)
         missed = set(score.missed_cards)

@@ -64,9 +64,10 @@ def test_tiny_training_run_exports_models_the_recogniser_loads(art, tmp_path):
     meta = json.loads((out / "model.json").read_text())
     assert meta["config"] == "tiny"
     assert not set(meta["trained_on"]) & set(HELD_OUT), "held-out designs must never be trained on"
-    for name in (meta["detector"], meta["classifier"]):
+    for name in (meta["detector"], meta["classifier"], meta["refiner"]):
         size = (out / name).stat().st_size
         assert 10_000 < size < 5_000_000
+    assert meta["refine_steps"] == 1
     rec = Recogniser(out)
     img, _ = _scene()
     result = rec.recognise(img)  # a tiny model reads nothing useful, but the path runs end to end
@@ -175,3 +176,64 @@ def test_training_decodes_detections_exactly_as_the_recogniser(art, tmp_path):
         g = min(got, key=lambda g: np.hypot(g.centre[0] - e.centre[0], g.centre[1] - e.centre[1]))
         assert g.centre == pytest.approx(e.centre, abs=0.05) and g.height == pytest.approx(e.height, rel=1e-3)
         assert g.angle == pytest.approx(e.angle, abs=0.05) and g.card_centre == pytest.approx(e.card_centre, abs=0.1)
+
+
+def test_refiner_samples_point_from_the_crop_to_the_annotated_index(art):
+    from vision.index_geometry import REFINE_PATCH_H, REFINE_PATCH_W, apply_refinement
+    from vision.training.data import refiner_samples
+
+    img, recs = _scene()
+    a = recs[0]
+    off = _Det((a["cx"] + 0.2 * a["h"], a["cy"] - 0.1 * a["h"]), a["angle"] + 12, a["h"] * 1.2)
+    dets = [off, _Det((5.0, 5.0), 0.0, a["h"])]  # the second lies on no index: no sample
+    X, Y = refiner_samples(SceneSet(img[None], [recs]), [dets], seed=0, jitter_copies=3)
+    assert X.shape == (2 * 3 + 1, REFINE_PATCH_H, REFINE_PATCH_W, 3) and X.dtype == np.uint8
+    assert Y.shape == (7, 4) and Y.dtype == np.float32
+    # The detection's sample (last) leads back to the annotated index.
+    centre, angle, height = apply_refinement((off.centre, off.angle, off.height), Y[-1])
+    assert centre == pytest.approx((a["cx"], a["cy"]), abs=1e-3)
+    assert angle == pytest.approx(a["angle"], abs=1e-3) and height == pytest.approx(a["h"], rel=1e-5)
+    # The jittered ones are cut off the index, within what the recogniser lets the refiner correct.
+    from vision.recogniser import REFINE_LIMITS
+    assert np.all(np.abs(Y[:-1]) <= REFINE_LIMITS) and np.all(np.abs(Y[:-1]).max(axis=0) > 0.01)
+    X0, Y0 = refiner_samples(SceneSet(img[None], [recs]), [[]], seed=0, jitter_copies=0)
+    assert X0.shape == (0, REFINE_PATCH_H, REFINE_PATCH_W, 3) and Y0.shape == (0, 4)
+
+
+def test_training_refines_detections_exactly_as_the_recogniser(art, tmp_path):
+    """The refiner's correction is the same in training (torch) and at run time (cv2.dnn),
+    and the card centre that the detector estimated moves with its index."""
+    import torch
+
+    from vision.index_geometry import REFINE_PATCH_H, REFINE_PATCH_W, glyph_axes
+    from vision.recogniser import IndexReading, Recogniser
+    from vision.training.models import IndexClassifier, IndexDetector, IndexRefiner
+    from vision.training.train import export_onnx, refine_detections
+
+    torch.manual_seed(0)
+    det, cls = IndexDetector(0.5).eval(), IndexClassifier(0.5, standardised=True).eval()
+    ref = IndexRefiner(0.5)
+    with torch.no_grad():  # an untrained refiner says "no change": make it say something
+        ref.fc[-1].bias.copy_(torch.tensor([0.1, -0.05, 0.2, 0.1]))
+    ref.eval()
+    export_onnx(det, torch.zeros(1, 3, 320, 320), tmp_path / "d.onnx", dynamic_hw=True)
+    export_onnx(cls, torch.zeros(1, 3, PATCH_H, PATCH_W), tmp_path / "c.onnx", dynamic_hw=False)
+    export_onnx(ref, torch.zeros(1, 3, REFINE_PATCH_H, REFINE_PATCH_W), tmp_path / "r.onnx", dynamic_hw=False)
+    (tmp_path / "model.json").write_text(json.dumps(
+        {"detector": "d.onnx", "classifier": "c.onnx", "refiner": "r.onnx", "refine_steps": 2}))
+    img, recs = _scene()
+    rec = Recogniser(tmp_path)
+    readings = [IndexReading((r["cx"] + 3, r["cy"] - 2), r["angle"] + 5, r["h"] * 0.9, (r["card_cx"], r["card_cy"]),
+                             r["card_h"], 0.9) for r in recs]
+    before = [(ix.centre, ix.angle, ix.height, ix.card_centre, ix.card_height) for ix in readings]
+    rec.refine(img, readings)
+    got = refine_detections(ref, SceneSet(img[None], [recs]), [[IndexReading(*b, 0.9) for b in before]], steps=2)[0]
+    for ix, g, (c0, a0, h0, cc0, ch0) in zip(readings, got, before):
+        assert ix.centre != pytest.approx(c0, abs=0.5), "the refiner moved nothing"
+        assert g.centre == pytest.approx(ix.centre, abs=0.05) and g.angle == pytest.approx(ix.angle, abs=0.05)
+        assert g.height == pytest.approx(ix.height, rel=1e-3)
+        # The card centre keeps its place in the index's frame, in index heights.
+        frame = lambda c, a, h, p: (np.dot(np.subtract(p, c), glyph_axes(a)[0]) / h,  # noqa: E731
+                                    np.dot(np.subtract(p, c), glyph_axes(a)[1]) / h)
+        assert frame(ix.centre, ix.angle, ix.height, ix.card_centre) == pytest.approx(frame(c0, a0, h0, cc0), abs=1e-6)
+        assert ix.card_height / ix.height == pytest.approx(ch0 / h0)

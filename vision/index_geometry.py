@@ -44,6 +44,18 @@ PATCH_W, PATCH_H = 32, 48
 #: The crop window, in units of the index height, centred on the index centre.
 WINDOW_W, WINDOW_H = 1.0, 1.5
 
+# Refiner ------------------------------------------------------------------
+#: The refiner's crop: a wider view around a detected index, so that the index
+#: stays in it even where the detector's estimate is off by a third of its
+#: height or 30 degrees; the refiner says how far off (vision.recogniser.refine_indices).
+REFINE_PATCH_W, REFINE_PATCH_H = 48, 64
+REFINE_WINDOW_W, REFINE_WINDOW_H = 2.0, 8.0 / 3.0  # 24 pixels per index height, as the patch's aspect
+#: The refiner's outputs: the index's true centre in the crop's frame (right,
+#: down; index heights), its angle in units of REFINE_ANGLE_UNIT degrees
+#: (counter-clockwise) and log(true height / detected height), all relative
+#: to the detection it was cut at.
+REFINE_ANGLE_UNIT = 30.0
+
 #: Contrast floor of :func:`standardise_crops` (on the 0..1 scale): a blank
 #: crop's noise is not blown up to full contrast.
 CROP_STD_FLOOR = 0.05
@@ -77,41 +89,80 @@ def glyph_axes(angle_deg: float) -> tuple[np.ndarray, np.ndarray]:
     return right, down
 
 
-def crop_matrix(centre: tuple[float, float], angle_deg: float, index_h: float) -> np.ndarray:
-    """2x3 affine map from crop pixels to image pixels for one index."""
+def crop_matrix(centre: tuple[float, float], angle_deg: float, index_h: float,
+                window: tuple[float, float] = (WINDOW_W, WINDOW_H),
+                patch: tuple[int, int] = (PATCH_W, PATCH_H)) -> np.ndarray:
+    """2x3 affine map from crop pixels to image pixels for one index
+    (``window``: the crop's width and height in index heights; ``patch``: in pixels)."""
     right, down = glyph_axes(angle_deg)
-    sx = WINDOW_W * index_h / PATCH_W
-    sy = WINDOW_H * index_h / PATCH_H
+    pw, ph = patch
+    sx = window[0] * index_h / pw
+    sy = window[1] * index_h / ph
     cx, cy = centre
     # image = c + (px - PW/2 + 0.5) * sx * right + (py - PH/2 + 0.5) * sy * down
-    ox = cx - (PATCH_W / 2 - 0.5) * sx * right[0] - (PATCH_H / 2 - 0.5) * sy * down[0]
-    oy = cy - (PATCH_W / 2 - 0.5) * sx * right[1] - (PATCH_H / 2 - 0.5) * sy * down[1]
+    ox = cx - (pw / 2 - 0.5) * sx * right[0] - (ph / 2 - 0.5) * sy * down[0]
+    oy = cy - (pw / 2 - 0.5) * sx * right[1] - (ph / 2 - 0.5) * sy * down[1]
     return np.array([[sx * right[0], sy * down[0], ox], [sx * right[1], sy * down[1], oy]], np.float64)
 
 
-def crop_index(image: np.ndarray, centre: tuple[float, float], angle_deg: float, index_h: float) -> np.ndarray:
-    """Cut the upright PATCH_H x PATCH_W crop of one index out of a BGR image.
+def crop_index(image: np.ndarray, centre: tuple[float, float], angle_deg: float, index_h: float,
+               window: tuple[float, float] = (WINDOW_W, WINDOW_H),
+               patch: tuple[int, int] = (PATCH_W, PATCH_H)) -> np.ndarray:
+    """Cut the upright PATCH_H x PATCH_W crop of one index out of a BGR image
+    (the classifier's; the refiner's is ``window=(REFINE_WINDOW_W, REFINE_WINDOW_H),
+    patch=(REFINE_PATCH_W, REFINE_PATCH_H)``).
 
     When the window is much larger than the patch, the region is pre-blurred
     so that the sampling does not alias (INTER_AREA does not apply to warps).
     """
-    M = crop_matrix(centre, angle_deg, index_h)
-    shrink = WINDOW_H * index_h / PATCH_H
+    M = crop_matrix(centre, angle_deg, index_h, window, patch)
+    shrink = window[1] * index_h / patch[1]
     src = image
     if shrink > 1.6:
         # Blur only the region we sample, not the whole image.
-        r = int(index_h * 1.2) + 4
+        r = int(index_h * max(1.2, 0.6 * math.hypot(*window))) + 4  # past the window's half-diagonal
         x0, y0 = max(0, int(centre[0]) - r), max(0, int(centre[1]) - r)
         x1, y1 = min(image.shape[1], int(centre[0]) + r), min(image.shape[0], int(centre[1]) + r)
         if x1 <= x0 or y1 <= y0:
-            return np.zeros((PATCH_H, PATCH_W, 3), np.uint8)
+            return np.zeros((patch[1], patch[0], 3), np.uint8)
         src = cv2.GaussianBlur(image[y0:y1, x0:x1], (0, 0), 0.45 * shrink)
         M = M.copy()
         M[0, 2] -= x0
         M[1, 2] -= y0
     # M maps crop -> image, which is what WARP_INVERSE_MAP expects.
-    return cv2.warpAffine(src, M, (PATCH_W, PATCH_H), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+    return cv2.warpAffine(src, M, patch, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                           borderMode=cv2.BORDER_REPLICATE)
+
+
+def refine_target(at: tuple[tuple[float, float], float, float], truth: tuple[tuple[float, float], float, float]
+                  ) -> tuple[float, float, float, float]:
+    """What the refiner should say for a crop cut at ``at`` = (centre, angle,
+    height) of an index whose true geometry is ``truth``: the REFINE outputs
+    (see REFINE_ANGLE_UNIT).  :func:`apply_refinement` inverts it."""
+    (cx, cy), angle, h = at
+    (tx, ty), t_angle, t_h = truth
+    right, down = glyph_axes(angle)
+    dx, dy = tx - cx, ty - cy
+    turn = (t_angle - angle + 180.0) % 360.0 - 180.0
+    return ((dx * right[0] + dy * right[1]) / h, (dx * down[0] + dy * down[1]) / h,
+            turn / REFINE_ANGLE_UNIT, math.log(t_h / h))
+
+
+def apply_refinement(at: tuple[tuple[float, float], float, float], out) -> tuple[tuple[float, float], float, float]:
+    """The index geometry (centre, angle, height) that the refiner's output
+    ``out`` (4 numbers) says, for a crop cut at ``at``.
+
+    >>> at = ((100.0, 50.0), 30.0, 20.0)
+    >>> truth = ((104.0, 47.0), 22.0, 23.0)
+    >>> c, a, h = apply_refinement(at, refine_target(at, truth))
+    >>> [round(c[0], 6), round(c[1], 6), round(a, 6), round(h, 6)]
+    [104.0, 47.0, 22.0, 23.0]
+    """
+    (cx, cy), angle, h = at
+    u, v, turn, log_h = (float(x) for x in out)
+    right, down = glyph_axes(angle)
+    return ((cx + (u * right[0] + v * down[0]) * h, cy + (u * right[1] + v * down[1]) * h),
+            angle + turn * REFINE_ANGLE_UNIT, h * math.exp(log_h))
 
 
 def card_box(centre: tuple[float, float], angle_deg: float, card_h: float, width: int, height: int

@@ -8,8 +8,9 @@
 
 How (see docs/vision.md): a small fully-convolutional detector finds printed
 corner indices (rank glyph above suit pip) at any rotation and says, for each,
-its angle, its size and where the centre of its card is; each index is cut
-out upright and read by a small classifier (13 ranks + "not an index", 4
+its angle, its size and where the centre of its card is; a refiner looks
+again at each one and corrects its position, angle and size (the detector
+errs most where cards overlap); each index is cut out upright and read by a small classifier (13 ranks + "not an index", 4
 suits); the two indices of one card are paired by their predicted card
 centre; a card is reported only when the reading is confident, otherwise it
 is reported as unknown with its box.  A card appears once per deck, which is
@@ -29,13 +30,17 @@ import cv2
 import numpy as np
 
 from vision.index_geometry import (CARD_ASPECT, DET_LONG_SIDE, DET_STRIDE, H_REF, MAX_INDEX_SHARE, NOT_INDEX,
-                                   PATCH_H, PATCH_W, RANKS, SUITS, card_box, crop_index, glyph_axes,
-                                   standardise_crops)
+                                   PATCH_H, PATCH_W, RANKS, REFINE_ANGLE_UNIT, REFINE_PATCH_H, REFINE_PATCH_W,
+                                   REFINE_WINDOW_H, REFINE_WINDOW_W, SUITS, apply_refinement, card_box, crop_index,
+                                   glyph_axes, standardise_crops)
 
 MODEL_DIR = Path(__file__).resolve().parent / "models"
 CARD_NAMES = [r + s for r in RANKS for s in SUITS]  # rank-major, matches the outer product below
 #: Default crops read per index: as detected and turned +-7 degrees (model.json may override).
 VIEWS = ((0.0, 1.0), (7.0, 1.0), (-7.0, 1.0))
+#: The largest correction the refiner may make in one step (position in index
+#: heights, angle in REFINE_ANGLE_UNIT, log size): what it was trained on.
+REFINE_LIMITS = np.array([0.5, 0.5, 35.0 / REFINE_ANGLE_UNIT, 0.5])
 
 
 @dataclass(frozen=True)
@@ -184,6 +189,9 @@ class Recogniser:
         try:
             self.detector = cv2.dnn.readNetFromONNX(str(self.model_dir / self.meta["detector"]))
             self.classifier = cv2.dnn.readNetFromONNX(str(self.model_dir / self.meta["classifier"]))
+            # Older models have no refiner: their indices are read where the detector put them.
+            refiner = self.meta.get("refiner")
+            self.refiner = cv2.dnn.readNetFromONNX(str(self.model_dir / refiner)) if refiner else None
         except (cv2.error, KeyError) as exc:
             raise ModelError(f"cannot load the recogniser model from {self.model_dir}: {exc}") from exc
         self.long_side = int(number("det_long_side", DET_LONG_SIDE))
@@ -209,6 +217,8 @@ class Recogniser:
             raise ModelError(f"unknown view_mean {self.view_mean!r} in {meta_path}")
         #: How crops are normalised before the classifier ("standardise", or none for older models).
         self.crop_norm = self.meta.get("crop_norm")
+        #: How many times the refiner corrects each index (each step cuts a new crop).
+        self.refine_steps = int(number("refine_steps", 1)) if self.refiner is not None else 0
 
     # -- stage 1: find indices ------------------------------------------------
     def detect_indices(self, image: np.ndarray) -> list[IndexReading]:
@@ -221,7 +231,35 @@ class Recogniser:
         out = self.detector.forward()[0]
         return decode_indices(out[:, :gh, :gw], s, self.heat_threshold)
 
-    # -- stage 2: read them ---------------------------------------------------
+    # -- stage 2: put them right ----------------------------------------------
+    def refine(self, image: np.ndarray, indices: list[IndexReading]) -> None:
+        """Move each reading's centre, angle and size to where the refiner says
+        the index is, in place; its card centre and height move with it.  A
+        model without a refiner leaves the readings as they are."""
+        if not indices or self.refiner is None:
+            return
+        img = _as_bgr(image)
+        window, patch = (REFINE_WINDOW_W, REFINE_WINDOW_H), (REFINE_PATCH_W, REFINE_PATCH_H)
+        for _ in range(self.refine_steps):
+            crops = [crop_index(img, ix.centre, ix.angle, ix.height, window, patch) for ix in indices]
+            blob = standardise_crops(cv2.dnn.blobFromImages(crops, 1.0 / 255.0)).astype(np.float32)
+            self.refiner.setInput(blob)
+            out = np.clip(self.refiner.forward().reshape(len(crops), 4), -REFINE_LIMITS, REFINE_LIMITS)
+            for ix, o in zip(indices, out):
+                # The card centre keeps its place in the index's own frame (the
+                # detector's estimate of it is relative to the index).
+                right, down = glyph_axes(ix.angle)
+                dx, dy = ix.card_centre[0] - ix.centre[0], ix.card_centre[1] - ix.centre[1]
+                u = (dx * right[0] + dy * right[1]) / ix.height
+                v = (dx * down[0] + dy * down[1]) / ix.height
+                card_share = ix.card_height / ix.height
+                ix.centre, ix.angle, ix.height = apply_refinement((ix.centre, ix.angle, ix.height), o)
+                right, down = glyph_axes(ix.angle)
+                ix.card_centre = (ix.centre[0] + (u * right[0] + v * down[0]) * ix.height,
+                                  ix.centre[1] + (u * right[1] + v * down[1]) * ix.height)
+                ix.card_height = card_share * ix.height
+
+    # -- stage 3: read them ---------------------------------------------------
     def classify(self, image: np.ndarray, indices: list[IndexReading]) -> None:
         """Fill in ``p_index`` and ``probs`` of each reading, in place."""
         if not indices:
@@ -250,7 +288,7 @@ class Recogniser:
             return g / g.sum(axis=1, keepdims=True)
         return p.mean(axis=1)
 
-    # -- stage 3: cards ---------------------------------------------------------
+    # -- stage 4: cards ---------------------------------------------------------
     def recognise(self, image: np.ndarray, copies: int = 1) -> Recognition:
         """All cards whose corner index is visible, read or reported as unknown.
 
@@ -260,9 +298,15 @@ class Recogniser:
         if copies < 1:
             raise ValueError(f"copies must be at least 1, got {copies}")
         img = _as_bgr(image)
+        return self.assemble(self.read_indices(img), img.shape[1], img.shape[0], copies)
+
+    def read_indices(self, image: np.ndarray) -> list[IndexReading]:
+        """Every index in the image, found, put right and read (stages 1 to 3)."""
+        img = _as_bgr(image)
         indices = self.detect_indices(img)
+        self.refine(img, indices)
         self.classify(img, indices)
-        return self.assemble(indices, img.shape[1], img.shape[0], copies)
+        return indices
 
     def assemble(self, indices: list[IndexReading], W: int, H: int, copies: int = 1) -> Recognition:
         """Cards from classified index readings (the last stage of :meth:`recognise`)."""

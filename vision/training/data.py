@@ -19,8 +19,9 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.index_geometry import (DET_STRIDE, H_REF, NOT_INDEX, PATCH_H, PATCH_W, RANKS, SUITS, crop_index,
-                             glyph_axes)
+from vision.index_geometry import (DET_STRIDE, H_REF, NOT_INDEX, PATCH_H, PATCH_W, RANKS, REFINE_PATCH_H,
+                                   REFINE_PATCH_W, REFINE_WINDOW_H, REFINE_WINDOW_W, SUITS, crop_index, glyph_axes,
+                                   refine_target)
 from vision.synth.scene import HIDDEN_FRACTION, READABLE_FRACTION, random_scene_spec, render_scene
 
 SHARD_SIZE = 250
@@ -286,3 +287,51 @@ def detector_crops(scenes: SceneSet, detections: list[list], seed: int) -> tuple
     if not X:
         return np.zeros((0, PATCH_H, PATCH_W, 3), np.uint8), np.zeros(0, np.int64), np.zeros(0, np.int64)
     return np.stack(X), np.array(R, np.int64), np.array(S, np.int64)
+
+
+# ---------------------------------------------------------------------------
+# Refiner samples
+
+#: Indices at least this visible teach the refiner: a partly covered index
+#: still shows where it is, and overlaps are where the detector errs most.
+REFINE_MIN_VISIBLE = 0.6
+
+
+def refiner_samples(scenes: SceneSet, detections: list[list], seed: int, jitter_copies: int = 2
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Crops for the index refiner with their targets: (X uint8 N x REFINE_PATCH_H
+    x REFINE_PATCH_W x 3, Y float32 N x 4, see :func:`vision.index_geometry.refine_target`).
+
+    Two kinds of crop, both labelled with the annotated geometry of the
+    index: ``jitter_copies`` per index cut at a random error (up to about a
+    third of the index height, 30 degrees, 40% in size), and one at every
+    detection of ``detections`` (per scene, as
+    :func:`vision.recogniser.decode_indices` returns them) that lies on an
+    index: the detector's real errors, largest where cards overlap.
+    """
+    rng = np.random.default_rng(seed)
+    window, patch = (REFINE_WINDOW_W, REFINE_WINDOW_H), (REFINE_PATCH_W, REFINE_PATCH_H)
+    X, Y = [], []
+
+    def add(img, at, r):
+        X.append(crop_index(img, at[0], at[1], at[2], window, patch))
+        Y.append(refine_target(at, ((r["cx"], r["cy"]), r["angle"], r["h"])))
+
+    for img, recs, dets in zip(scenes.images, scenes.indices, detections):
+        usable = [r for r in recs if r["visible"] >= REFINE_MIN_VISIBLE and r["h"] >= MIN_READ_HEIGHT]
+        for r in usable:
+            for _ in range(jitter_copies):
+                off = np.clip(rng.normal(0, 0.12, 2), -0.35, 0.35) * r["h"]
+                turn = float(np.clip(rng.normal(0, 12.0), -30.0, 30.0))
+                size = math.exp(float(np.clip(rng.normal(0, 0.15), -0.4, 0.4)))
+                add(img, ((r["cx"] + off[0], r["cy"] + off[1]), r["angle"] + turn, r["h"] * size), r)
+        for d in dets:
+            r = min(usable, key=lambda r: (d.centre[0] - r["cx"]) ** 2 + (d.centre[1] - r["cy"]) ** 2, default=None)
+            if r is None or math.dist(d.centre, (r["cx"], r["cy"])) > 0.5 * r["h"]:
+                continue
+            turn = abs((d.angle - r["angle"] + 180.0) % 360.0 - 180.0)
+            if turn <= 35.0 and abs(math.log(d.height / r["h"])) <= 0.5:
+                add(img, (d.centre, d.angle, d.height), r)
+    if not X:
+        return np.zeros((0, REFINE_PATCH_H, REFINE_PATCH_W, 3), np.uint8), np.zeros((0, 4), np.float32)
+    return np.stack(X), np.array(Y, np.float32)

@@ -7,6 +7,9 @@
   left to the classifier.
 * :class:`IndexClassifier`: reads one rotation-normalised index crop and
   outputs 14 rank logits (13 ranks + "not an upright index") and 4 suit logits.
+* :class:`IndexRefiner`: looks at a wider crop around a detected index and
+  says where the index really is, relative to the detection (position,
+  angle, size): the classifier then reads a crop cut where the index is.
 
 Both use only Conv/BatchNorm/ReLU/MaxPool/Resize/Gemm so that the exported
 ONNX runs through ``cv2.dnn``.
@@ -17,7 +20,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from vision.index_geometry import DET_CHANNELS, NOT_INDEX
+from vision.index_geometry import DET_CHANNELS, NOT_INDEX, REFINE_PATCH_H, REFINE_PATCH_W
 
 
 def _cbr(i: int, o: int, stride: int = 1, dilation: int = 1) -> nn.Sequential:
@@ -79,3 +82,24 @@ class IndexClassifier(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.fc(self.features(self.norm(x)))
+
+
+class IndexRefiner(nn.Module):
+    """Inputs: standardised REFINE_PATCH_H x REFINE_PATCH_W crops; outputs the 4
+    numbers of ``vision.index_geometry.refine_target``.  Where the index is
+    matters, so the features keep their layout into the fully connected layer."""
+
+    def __init__(self, width: float = 1.0):
+        super().__init__()
+        c1, c2, c3, c4 = (max(8, int(round(c * width))) for c in (16, 32, 48, 64))
+        self.features = nn.Sequential(
+            _cbr(3, c1), nn.MaxPool2d(2),                  # 32 x 24
+            _cbr(c1, c2), _cbr(c2, c2), nn.MaxPool2d(2),   # 16 x 12
+            _cbr(c2, c3), _cbr(c3, c3), nn.MaxPool2d(2),   # 8 x 6
+            _cbr(c3, c4),
+        )
+        cells = (REFINE_PATCH_H // 8) * (REFINE_PATCH_W // 8)
+        self.fc = nn.Sequential(nn.Flatten(), nn.Linear(c4 * cells, 128), nn.ReLU(inplace=True), nn.Linear(128, 4))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(self.features(x))

@@ -15,6 +15,7 @@ Rendered data is cached under ``data/train/<config>-<seed>/`` and reused.
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import math
 import sys
@@ -28,13 +29,15 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from vision.index_geometry import CROP_STD_FLOOR, DET_LONG_SIDE, NOT_INDEX, PATCH_H, PATCH_W
-from vision.recogniser import decode_indices, detector_input
+from vision.index_geometry import (CROP_STD_FLOOR, DET_LONG_SIDE, NOT_INDEX, PATCH_H, PATCH_W, REFINE_ANGLE_UNIT,
+                                   REFINE_PATCH_H, REFINE_PATCH_W, REFINE_WINDOW_H, REFINE_WINDOW_W, apply_refinement,
+                                   crop_index)
+from vision.recogniser import REFINE_LIMITS, decode_indices, detector_input
 from vision.synth.decks import DATA_DIR, HELD_OUT, available_decks, build_face_cache
 from vision.synth.procedural import build_generated_decks
 from vision.training.data import (classifier_crops, detector_crops, detector_targets, generate_scenes,
-                                  load_scenes)
-from vision.training.models import IndexClassifier, IndexDetector
+                                  load_scenes, refiner_samples)
+from vision.training.models import IndexClassifier, IndexDetector, IndexRefiner
 
 MODEL_DIR = Path(__file__).resolve().parents[1] / "models"
 
@@ -71,12 +74,21 @@ class Config:
     #: Off in ``full``: measured, it refuses most false alarms but reads no
     #: better at equal precision (docs/vision.md, "Measured figures").
     detector_crops: bool = False
+    #: Train an index refiner (vision.training.models.IndexRefiner) on the
+    #: detector's errors; the recogniser then cuts each crop where the refiner
+    #: says the index is, ``refine_steps`` times.
+    refiner: bool = False
+    refine_epochs: int = 6
+    refine_width: float = 1.0
+    refine_copies: int = 2
+    refine_steps: int = 1
 
 
 CONFIGS = {
     # For the test suite: proves the pipeline runs, learns nothing useful.
     "tiny": Config(scenes=16, det_steps=6, det_batch=4, det_crop=160, cls_epochs=1, cls_batch=64,
-                   det_width=0.5, cls_width=0.5, generated=2, reshape_glyphs=True, detector_crops=True),
+                   det_width=0.5, cls_width=0.5, generated=2, reshape_glyphs=True, detector_crops=True,
+                   refiner=True, refine_epochs=1, refine_width=0.5),
     # A first usable model in about half an hour on 2 idle cores.
     "quick": Config(scenes=3000, det_steps=1500, det_batch=12, det_crop=288, cls_epochs=4, generated=24),
     # The committed model: about 75 minutes on 2 cores (see docs/vision.md for the measured times).
@@ -176,6 +188,25 @@ def detect_scenes(net: IndexDetector, scenes, heat_threshold: float, batch: int 
     return found
 
 
+def refine_detections(net: IndexRefiner, scenes, detections: list[list], steps: int) -> list[list]:
+    """The detections moved as the recogniser's refine step moves them (copies;
+    same crops, same correction), with the trained refiner in torch."""
+    window, patch = (REFINE_WINDOW_W, REFINE_WINDOW_H), (REFINE_PATCH_W, REFINE_PATCH_H)
+    moved = []
+    net.eval()
+    with torch.no_grad():
+        for img, dets in zip(scenes.images, detections):
+            dets = [copy.copy(d) for d in dets]
+            for _ in range(steps if dets else 0):
+                crops = np.stack([crop_index(img, d.centre, d.angle, d.height, window, patch) for d in dets])
+                x = _standardise(torch.from_numpy(crops).permute(0, 3, 1, 2).float() / 255.0)
+                out = np.clip(net(x).numpy(), -REFINE_LIMITS, REFINE_LIMITS)
+                for d, o in zip(dets, out):
+                    d.centre, d.angle, d.height = apply_refinement((d.centre, d.angle, d.height), o)
+            moved.append(dets)
+    return moved
+
+
 def _standardise(x: torch.Tensor) -> torch.Tensor:
     """Torch twin of vision.index_geometry.standardise_crops (population std, as numpy)."""
     mean = x.mean(dim=(1, 2, 3), keepdim=True)
@@ -269,6 +300,46 @@ def train_classifier(X: np.ndarray, R: np.ndarray, S: np.ndarray, cfg: Config, s
     return net
 
 
+def train_refiner(X: np.ndarray, Y: np.ndarray, cfg: Config, seed: int) -> IndexRefiner:
+    """Train the index refiner on crops X (uint8 N x h x w x 3) with targets Y (N x 4)."""
+    torch.manual_seed(seed)
+    g = torch.Generator().manual_seed(seed)
+    n = len(X)
+    perm = np.random.default_rng(seed).permutation(n)
+    n_val = max(1, n // 20)
+    val, tr = perm[:n_val], perm[n_val:]
+    Xt = torch.from_numpy(X).permute(0, 3, 1, 2).contiguous()
+    Yt = torch.from_numpy(Y)
+    net = IndexRefiner(cfg.refine_width)
+    steps = cfg.refine_epochs * math.ceil(len(tr) / cfg.cls_batch)
+    opt = torch.optim.AdamW(net.parameters(), lr=cfg.cls_lr, weight_decay=1e-4)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=cfg.cls_lr, total_steps=max(1, steps), pct_start=0.15)
+    t0 = time.time()
+    for epoch in range(cfg.refine_epochs):
+        net.train()
+        order = tr[torch.randperm(len(tr), generator=g).numpy()]
+        tot = 0.0
+        for b in range(0, len(order), cfg.cls_batch):
+            idx = torch.from_numpy(order[b:b + cfg.cls_batch])
+            out = net(_standardise(_augment(Xt[idx].float() / 255.0, g)))
+            loss = F.smooth_l1_loss(out, Yt[idx], beta=0.05)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            tot += loss.item() * len(idx)
+        net.eval()
+        with torch.no_grad():
+            vi = torch.from_numpy(val)
+            err = (net(_standardise(Xt[vi].float() / 255.0)) - Yt[vi]).abs().median(dim=0).values
+            before = Yt[vi].abs().median(dim=0).values
+        _log(f"refiner epoch {epoch + 1}/{cfg.refine_epochs} loss {tot / len(tr):.4f} median error "
+             f"(position u, v / index height; angle / {REFINE_ANGLE_UNIT:g} deg; log size) "
+             f"{' '.join(f'{e:.3f}' for e in err.tolist())}, uncorrected {' '.join(f'{e:.3f}' for e in before.tolist())} "
+             f"({time.time() - t0:.0f} s)")
+    return net
+
+
 def export_onnx(net: torch.nn.Module, example: torch.Tensor, path: Path, dynamic_hw: bool) -> None:
     net.eval()
     kwargs = {}
@@ -337,9 +408,18 @@ def main(argv: list[str] | None = None) -> int:
         det = train_detector(scenes, cfg, args.seed)
         torch.save(det.state_dict(), det_ckpt)
         det_time.write_text(json.dumps({"seconds": round(time.time() - t_det)}))
+    dets = detect_scenes(det, scenes, cfg.heat_threshold) if cfg.detector_crops or cfg.refiner else None
+    ref = None
+    if cfg.refiner:
+        Xr, Yr = refiner_samples(scenes, dets, args.seed + 3, jitter_copies=cfg.refine_copies)
+        _log(f"{len(Xr)} refiner crops ({sum(map(len, dets))} detections on the training scenes)")
+        ref = train_refiner(Xr, Yr, cfg, args.seed)
+        del Xr, Yr
     X, R, S = classifier_crops(scenes, args.seed + 1, jitter_copies=cfg.jitter_copies)
     if cfg.detector_crops:
-        dets = detect_scenes(det, scenes, cfg.heat_threshold)
+        if ref is not None:
+            # Cut them where the recogniser will: after the refiner's correction.
+            dets = refine_detections(ref, scenes, dets, cfg.refine_steps)
         Xd, Rd, Sd = detector_crops(scenes, dets, args.seed + 2)
         _log(f"{sum(map(len, dets))} detections on the training scenes: {len(Xd)} crops "
              f"({int((Rd == NOT_INDEX).sum())} refusals)")
@@ -352,6 +432,11 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     export_onnx(det, torch.zeros(1, 3, 320, 320), args.out / "index_detector.onnx", dynamic_hw=True)
     export_onnx(cls, torch.zeros(1, 3, PATCH_H, PATCH_W), args.out / "index_classifier.onnx", dynamic_hw=False)
+    if ref is not None:
+        export_onnx(ref, torch.zeros(1, 3, REFINE_PATCH_H, REFINE_PATCH_W), args.out / "index_refiner.onnx",
+                    dynamic_hw=False)
+    else:
+        (args.out / "index_refiner.onnx").unlink(missing_ok=True)  # an earlier run's, not this model's
     meta = {
         "detector": "index_detector.onnx",
         "classifier": "index_classifier.onnx",
@@ -362,6 +447,7 @@ def main(argv: list[str] | None = None) -> int:
         "config_values": asdict(cfg),
         "seed": args.seed,
         "crop_norm": "standardise" if cfg.standardise else None,
+        **({"refiner": "index_refiner.onnx", "refine_steps": cfg.refine_steps} if ref is not None else {}),
         "views": [list(v) for v in cfg.views],
         "view_mean": cfg.view_mean,
         "trained_on": real,
