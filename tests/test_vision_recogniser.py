@@ -33,7 +33,7 @@ def held_out(rec):
 
 def test_committed_model_is_small_onnx_for_cv2_dnn():
     total = 0
-    for name in ("index_detector.onnx", "index_classifier.onnx"):
+    for name in ("index_detector.onnx", "index_refiner.onnx", "index_classifier.onnx"):
         path = MODEL_DIR / name
         total += path.stat().st_size
         cv2.dnn.readNetFromONNX(str(path))
@@ -52,18 +52,20 @@ def test_held_out_designs_are_read_correctly(rec, held_out):
     """Mixed scenes (1-6 cards, overlaps, hands, glare, blur, JPEG) of unseen designs."""
     rng = np.random.default_rng(2024)
     total, notes = Summary(), []
-    for k in range(36):
+    for k in range(100):
         spec = random_scene_spec(rng, held_out, 1280, 720, n_cards=1 + k % 6, card_height=(140, 280))
         img, ann = render_scene(spec, rng)
         s = score_image(rec.recognise(img), ann)
         total.add(s)
         notes += s.wrong
-    # Measured with the committed model: precision 100%, recall 84.7%, exact-set 66.7%
-    # (bench/bench_recognition.py has the full figures); unknowns are allowed, wrong cards hardly.
-    assert total.readable > 80
-    assert total.precision >= 0.98, notes
-    assert total.recall >= 0.80, total.line("held-out")
-    assert total.exact_rate >= 0.60, total.line("held-out")
+    # Measured with the committed model: 266 readable cards, precision 99.24% (2 wrong, both in
+    # one pile), recall 97.0%, exact-set 92.0% (bench/bench_recognition.py has the full figures).
+    # 100 scenes, because one unlucky pile decides a smaller sample's precision; the bounds leave
+    # room for that much luck, not for a model that reads wrong cards as a habit.
+    assert total.readable > 240
+    assert total.precision >= 0.99, notes
+    assert total.recall >= 0.93, total.line("held-out")
+    assert total.exact_rate >= 0.85, total.line("held-out")
 
 
 def test_single_clean_cards_of_every_unseen_design(rec, held_out):
@@ -174,8 +176,8 @@ def test_an_unknown_view_combination_in_model_json_is_a_clear_error(tmp_path):
     import json
     import shutil
 
-    for name in ("index_detector.onnx", "index_classifier.onnx"):
-        shutil.copy(MODEL_DIR / name, tmp_path / name)
+    for path in MODEL_DIR.glob("*.onnx"):
+        shutil.copy(path, tmp_path / path.name)
     meta = json.loads((MODEL_DIR / "model.json").read_text())
     meta["view_mean"] = "median"
     (tmp_path / "model.json").write_text(json.dumps(meta))
@@ -334,8 +336,8 @@ def test_a_non_numeric_setting_in_model_json_is_a_clear_error(tmp_path, setting,
     import json
     import shutil
 
-    for name in ("index_detector.onnx", "index_classifier.onnx"):
-        shutil.copy(MODEL_DIR / name, tmp_path / name)
+    for path in MODEL_DIR.glob("*.onnx"):
+        shutil.copy(path, tmp_path / path.name)
     meta = json.loads((MODEL_DIR / "model.json").read_text())
     meta[setting] = value
     (tmp_path / "model.json").write_text(json.dumps(meta))
@@ -346,4 +348,39 @@ def test_a_non_numeric_setting_in_model_json_is_a_clear_error(tmp_path, setting,
 def test_a_corrupt_model_json_is_a_clear_error(tmp_path):
     (tmp_path / "model.json").write_text('{"detector": "index_detector.onnx",')
     with pytest.raises(ModelError, match="not valid JSON"):
+        Recogniser(tmp_path)
+
+
+def test_the_refiner_puts_a_badly_placed_index_right(rec, held_out):
+    """The detector's worst errors (a fifth of the index height off, 15 degrees,
+    20% in size) on an unseen design come back close to the true index."""
+    from vision.recogniser import IndexReading
+
+    assert rec.refiner is not None and rec.refine_steps >= 1
+    checked = 0
+    for deck in held_out:
+        spec = SceneSpec(900, 700, [CardPlacement("7H", (450, 350), 35, 260, deck)], table="cloth")
+        img, ann = render_scene(spec, np.random.default_rng(4))
+        for ix, sign in ((ix, sign) for ix in ann.cards[0].indices for sign in (1, -1)):
+            h = ix.height
+            off = IndexReading((ix.centre[0] + sign * 0.2 * h, ix.centre[1] - 0.15 * h), ix.angle + sign * 15,
+                               h * (1.2 if sign > 0 else 0.83), (450.0, 350.0), 260.0, 0.9)
+            rec.refine(img, [off])
+            assert np.hypot(off.centre[0] - ix.centre[0], off.centre[1] - ix.centre[1]) < 0.08 * h, (deck, ix, off)
+            assert abs((off.angle - ix.angle + 180) % 360 - 180) < 4.0, (deck, ix, off)
+            assert abs(np.log(off.height / h)) < 0.1, (deck, ix, off)
+            checked += 1
+    assert checked == 4 * len(held_out)
+
+
+def test_a_model_json_naming_a_missing_refiner_is_a_clear_error(tmp_path):
+    import json
+    import shutil
+
+    for path in MODEL_DIR.glob("*.onnx"):
+        shutil.copy(path, tmp_path / path.name)
+    meta = json.loads((MODEL_DIR / "model.json").read_text())
+    meta["refiner"] = "no_such_refiner.onnx"
+    (tmp_path / "model.json").write_text(json.dumps(meta))
+    with pytest.raises(ModelError, match="cannot load the recogniser model"):
         Recogniser(tmp_path)

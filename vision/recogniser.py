@@ -159,7 +159,8 @@ def decode_indices(out: np.ndarray, scale: float, heat_threshold: float) -> list
 
 
 class Recogniser:
-    """Card recogniser backed by two small ONNX models run through ``cv2.dnn``.
+    """Card recogniser backed by small ONNX models run through ``cv2.dnn``:
+    the index detector, the refiner (absent from older models) and the classifier.
 
     ``model_dir`` defaults to the models shipped in the package.  Thresholds
     default to the values in its ``model.json``: ``accept_threshold`` is the

@@ -1,4 +1,4 @@
-"""The two small networks (PyTorch; training only, never imported at run time).
+"""The three small networks (PyTorch; training only, never imported at run time).
 
 * :class:`IndexDetector`: fully convolutional; for each 4x4-pixel cell of the
   scaled image it outputs the channels of ``vision.index_geometry.DET_CHANNELS``

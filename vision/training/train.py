@@ -5,8 +5,9 @@
 
 Steps: render the deck designs (``vision.synth.decks``), render random
 training scenes from the training designs only (``HELD_OUT`` designs are
-never seen), train the index detector, cut index crops and train the index
-classifier, export both to ONNX (opset 11, runs through ``cv2.dnn``) with a
+never seen), train the index detector, train the index refiner on the
+detector's errors in those scenes, cut index crops and train the index
+classifier, export them to ONNX (opset 11, runs through ``cv2.dnn``) with a
 ``model.json`` holding the decision thresholds.  PyTorch on the CPU, at most
 ``--threads`` threads (default 2); no GPU is used even if one is present.
 Rendered data is cached under ``data/train/<config>-<seed>/`` and reused.
@@ -96,7 +97,8 @@ CONFIGS = {
     # (bench/bench_recognition.py --seed 99 --n 960 --sweep), never the benchmark's seed 7.
     "full": Config(scenes=8000, det_steps=6000, det_batch=12, det_crop=288, cls_epochs=14, jitter_copies=3,
                    cls_width=1.5, generated=128, accept_threshold=0.85, view_mean="geometric", reshape_glyphs=True,
-                   views=((0.0, 1.0), (7.0, 1.0), (-7.0, 1.0), (0.0, 0.88), (0.0, 1.12))),
+                   views=((0.0, 1.0), (7.0, 1.0), (-7.0, 1.0), (0.0, 0.88), (0.0, 1.12)),
+                   refiner=True, refine_epochs=8),
 }
 
 
@@ -463,8 +465,8 @@ def main(argv: list[str] | None = None) -> int:
         meta["detector_reused"] = True
         meta["detector_seconds"] = det_seconds
     (args.out / "model.json").write_text(json.dumps(meta, indent=1) + "\n")
-    _log(f"wrote {args.out}/index_detector.onnx, index_classifier.onnx, model.json "
-         f"in {time.time() - t_start:.0f} s")
+    written = ["index_detector.onnx", "index_classifier.onnx"] + (["index_refiner.onnx"] if ref is not None else [])
+    _log(f"wrote {', '.join(written)} and model.json to {args.out} in {time.time() - t_start:.0f} s")
     return 0
 
 
