@@ -367,7 +367,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--workers", type=int, default=2, help="processes rendering scenes")
     ap.add_argument("--reuse-detector", action="store_true",
-                    help="reuse the detector saved by an earlier run on the same scenes (to retrain the classifier)")
+                    help="reuse the detector saved by an earlier run on the same scenes "
+                         "(to retrain the refiner and the classifier)")
     args = ap.parse_args(argv)
 
     cfg = CONFIGS[args.config]
