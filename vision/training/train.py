@@ -92,7 +92,7 @@ CONFIGS = {
                    refiner=True, refine_epochs=1, refine_width=0.5),
     # A first usable model in about half an hour on 2 idle cores.
     "quick": Config(scenes=3000, det_steps=1500, det_batch=12, det_crop=288, cls_epochs=4, generated=24),
-    # The committed model: about 75 minutes on 2 cores (see docs/vision.md for the measured times).
+    # The committed model: about 100 minutes on 2 cores (see docs/vision.md for the measured times).
     # Its views, view_mean and accept_threshold were chosen on held-out scenes of seed 99
     # (bench/bench_recognition.py --seed 99 --n 960 --sweep), never the benchmark's seed 7.
     "full": Config(scenes=8000, det_steps=6000, det_batch=12, det_crop=288, cls_epochs=14, jitter_copies=3,
