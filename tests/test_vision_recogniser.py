@@ -167,20 +167,25 @@ def test_input_checks(rec):
         rec.recognise("table.jpg")
 
 
+def _model_copy(directory, **changes):
+    """The committed model copied into ``directory``, with ``changes`` made to its model.json."""
+    import json
+    import shutil
+
+    for path in MODEL_DIR.glob("*.onnx"):
+        shutil.copy(path, directory / path.name)
+    meta = json.loads((MODEL_DIR / "model.json").read_text())
+    meta.update(changes)
+    (directory / "model.json").write_text(json.dumps(meta))
+
+
 def test_missing_model_is_a_clear_error(tmp_path):
     with pytest.raises(ModelError, match="no recogniser model"):
         Recogniser(tmp_path)
 
 
 def test_an_unknown_view_combination_in_model_json_is_a_clear_error(tmp_path):
-    import json
-    import shutil
-
-    for path in MODEL_DIR.glob("*.onnx"):
-        shutil.copy(path, tmp_path / path.name)
-    meta = json.loads((MODEL_DIR / "model.json").read_text())
-    meta["view_mean"] = "median"
-    (tmp_path / "model.json").write_text(json.dumps(meta))
+    _model_copy(tmp_path, view_mean="median")
     with pytest.raises(ModelError, match="unknown view_mean 'median'"):
         Recogniser(tmp_path)
 
@@ -333,14 +338,7 @@ def test_a_corner_cut_by_the_picture_edge_gives_way_to_the_whole_one(rec):
 @pytest.mark.parametrize("setting, value", [("pair_agreement", "loose"), ("accept_threshold", None),
                                              ("pair_tolerance", [0.25])])
 def test_a_non_numeric_setting_in_model_json_is_a_clear_error(tmp_path, setting, value):
-    import json
-    import shutil
-
-    for path in MODEL_DIR.glob("*.onnx"):
-        shutil.copy(path, tmp_path / path.name)
-    meta = json.loads((MODEL_DIR / "model.json").read_text())
-    meta[setting] = value
-    (tmp_path / "model.json").write_text(json.dumps(meta))
+    _model_copy(tmp_path, **{setting: value})
     with pytest.raises(ModelError, match=f"{setting} in .* must be a number"):
         Recogniser(tmp_path)
 
@@ -374,13 +372,6 @@ def test_the_refiner_puts_a_badly_placed_index_right(rec, held_out):
 
 
 def test_a_model_json_naming_a_missing_refiner_is_a_clear_error(tmp_path):
-    import json
-    import shutil
-
-    for path in MODEL_DIR.glob("*.onnx"):
-        shutil.copy(path, tmp_path / path.name)
-    meta = json.loads((MODEL_DIR / "model.json").read_text())
-    meta["refiner"] = "no_such_refiner.onnx"
-    (tmp_path / "model.json").write_text(json.dumps(meta))
+    _model_copy(tmp_path, refiner="no_such_refiner.onnx")
     with pytest.raises(ModelError, match="cannot load the recogniser model"):
         Recogniser(tmp_path)
