@@ -6,7 +6,8 @@
 Renders the same kind of scenes as ``bench_recognition.py`` (held-out designs,
 1280x720, 1-8 cards) and, for every readable index (at least
 READABLE_FRACTION visible), asks: did the detector find it (a detection within
-half an index height of its centre)?  Was the angle right?  Did the classifier
+half an index height of its centre)?  How far off were its centre, angle and
+size as detected, and after the refiner put them right?  Did the classifier
 read it right, and how confident was it?  Then, per readable card, which
 stage lost it: no index found, every found index misread, read right but
 below the accept threshold, or lost when the indices were assembled into
@@ -17,6 +18,7 @@ it to decide what to improve next.  Default seed 99 (not the benchmark's 7).
 from __future__ import annotations
 
 import argparse
+import copy
 import math
 import sys
 from collections import Counter
@@ -52,18 +54,22 @@ def main(argv: list[str] | None = None) -> int:
     ix_stats = Counter()
     card_stats = Counter()
     right_conf = []
-    angle_err = []
+    geometry = {"detected": [], "refined": []}   # (position / index height, degrees, |log size ratio|)
     per_deck = {}
     for k in range(args.n):
         spec = random_scene_spec(rng, decks, 1280, 720, n_cards=1 + k % 8, card_height=(130, 300))
         image, ann = render_scene(spec, rng)
-        found = rec.read_indices(image)
-        result = rec.recognise(image)
-        score = score_image(result, ann)
+        # The stages of Recogniser.read_indices one by one, to see the geometry before refining.
+        found = rec.detect_indices(image)
+        as_detected = [(f.centre, f.angle, f.height) for f in found]
+        rec.refine(image, found)
+        rec.classify(image, found)
+        H, W = image.shape[:2]
+        score = score_image(rec.assemble([copy.copy(f) for f in found], W, H), ann)
         missed = set(score.missed_cards)
         base = rec.accept_threshold
         rec.accept_threshold = 0.0
-        at_zero = {c.card for c in rec.recognise(image).cards}
+        at_zero = {c.card for c in rec.assemble([copy.copy(f) for f in found], W, H).cards}
         rec.accept_threshold = base
         deck = ann.cards[0].deck
         for card in ann.cards:
@@ -71,14 +77,18 @@ def main(argv: list[str] | None = None) -> int:
             stages = []
             for ix in readable:
                 ix_stats["readable indices"] += 1
-                near = [f for f in found if math.dist(f.centre, ix.centre) < 0.5 * ix.height]
+                near = [k for k, f in enumerate(found) if math.dist(f.centre, ix.centre) < 0.5 * ix.height]
                 if not near:
                     ix_stats["not detected"] += 1
                     stages.append("not detected")
                     continue
-                f = max(near, key=lambda r: r.heat)
-                err = abs((f.angle - ix.angle + 180) % 360 - 180)
-                angle_err.append(err)
+                k = max(near, key=lambda k: found[k].heat)
+                f = found[k]
+                for stage, (centre, angle, height) in (("detected", as_detected[k]),
+                                                       ("refined", (f.centre, f.angle, f.height))):
+                    geometry[stage].append((math.dist(centre, ix.centre) / ix.height,
+                                            abs((angle - ix.angle + 180) % 360 - 180),
+                                            abs(math.log(height / ix.height))))
                 label, p = f.best
                 if f.p_index < 0.5:
                     ix_stats["detected, classifier says not an index"] += 1
@@ -111,10 +121,11 @@ def main(argv: list[str] | None = None) -> int:
     total = ix_stats["readable indices"]
     for key, v in ix_stats.most_common():
         print(f"  {key:<44} {v:6d}  {100 * v / max(1, total):6.2f}%")
-    if angle_err:
-        a = np.array(angle_err)
-        print(f"  angle error of detections: median {np.median(a):.1f}, p90 {np.percentile(a, 90):.1f}, "
-              f"p99 {np.percentile(a, 99):.1f} degrees")
+    for stage, errors in geometry.items():
+        if errors:
+            e = np.array(errors)
+            print(f"  geometry {stage:<8} (position / index height, degrees, |log size|): " + ", ".join(
+                f"p{q} " + " / ".join(f"{v:.3g}" for v in np.percentile(e, q, axis=0)) for q in (50, 90, 98)))
     if right_conf:
         c = np.array(right_conf)
         print("  confidence of right readings (one index):",
