@@ -8,19 +8,23 @@
 
 How (see docs/vision.md): a small fully-convolutional detector finds printed
 corner indices (rank glyph above suit pip) at any rotation and says, for each,
-its angle, its size and where the centre of its card is; a refiner looks
-again at each one and corrects its position, angle and size (the detector
-errs most where cards overlap); each index is cut out upright and read by a small classifier (13 ranks + "not an index", 4
-suits); the two indices of one card are paired by their predicted card
-centre; a card is reported only when the reading is confident, otherwise it
-is reported as unknown with its box.  A card appears once per deck, which is
-used only to break ties between two readings of the same card.
+its angle, its size and where the centre of its card is; a refiner looks again
+at each one and corrects its position, angle and size (the detector errs most
+where cards overlap); each index is cut out upright and read by a small
+classifier (13 ranks + "not an index", 4 suits), and one it refuses or doubts
+is read again turned a quarter, half and three quarters (the detector now and
+then gets an angle that wrong); the two indices of one card are paired by
+their predicted card centre; a card is reported only when the reading is
+confident, otherwise it is reported as unknown with its box. A card appears
+once per deck, which is used only to break ties between two readings of the
+same card.
 
 Run time needs numpy and OpenCV only (no PyTorch).
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 from dataclasses import dataclass, field
@@ -105,6 +109,27 @@ def _as_bgr(image: np.ndarray) -> np.ndarray:
     if image.ndim == 3 and image.shape[2] == 4:
         return cv2.cvtColor(image, cv2.COLOR_BGRA2BGR)
     raise ValueError(f"expected a BGR, BGRA or grey image, got shape {image.shape}")
+
+
+def _move(ix: IndexReading, centre: tuple[float, float], angle: float, height: float) -> None:
+    """Put a reading's index at ``centre``, ``angle`` and ``height``; its card
+    centre and card height move with it, keeping their place in the index's
+    own frame (the detector estimates them relative to the index)."""
+    right, down = glyph_axes(ix.angle)
+    dx, dy = ix.card_centre[0] - ix.centre[0], ix.card_centre[1] - ix.centre[1]
+    u = (dx * right[0] + dy * right[1]) / ix.height
+    v = (dx * down[0] + dy * down[1]) / ix.height
+    card_share = ix.card_height / ix.height
+    ix.centre, ix.angle, ix.height = centre, angle, height
+    right, down = glyph_axes(angle)
+    ix.card_centre = (centre[0] + (u * right[0] + v * down[0]) * height,
+                      centre[1] + (u * right[1] + v * down[1]) * height)
+    ix.card_height = card_share * height
+
+
+def _score(ix: IndexReading) -> float:
+    """How well a classified reading reads: its best card's probability, 0 when refused."""
+    return ix.best[1] if ix.p_index >= 0.5 else 0.0
 
 
 def _softmax(x: np.ndarray) -> np.ndarray:
@@ -220,6 +245,12 @@ class Recogniser:
         self.crop_norm = self.meta.get("crop_norm")
         #: How many times the refiner corrects each index (each step cuts a new crop).
         self.refine_steps = int(number("refine_steps", 1)) if self.refiner is not None else 0
+        #: Whether refused or doubtful indices are read again turned (:meth:`look_turned`).
+        self.turn_retry = self.meta.get("look_turned", False)
+        if not isinstance(self.turn_retry, bool):
+            raise ModelError(f"look_turned in {meta_path} must be true or false, got {self.turn_retry!r}")
+        #: How sure a turned reading must be to replace the reading it was turned from.
+        self.turned_accept = number("turned_accept", 0.95)
 
     # -- stage 1: find indices ------------------------------------------------
     def detect_indices(self, image: np.ndarray) -> list[IndexReading]:
@@ -247,29 +278,19 @@ class Recogniser:
             self.refiner.setInput(blob)
             out = np.clip(self.refiner.forward().reshape(len(crops), 4), -REFINE_LIMITS, REFINE_LIMITS)
             for ix, o in zip(indices, out):
-                # The card centre keeps its place in the index's own frame (the
-                # detector's estimate of it is relative to the index).
-                right, down = glyph_axes(ix.angle)
-                dx, dy = ix.card_centre[0] - ix.centre[0], ix.card_centre[1] - ix.centre[1]
-                u = (dx * right[0] + dy * right[1]) / ix.height
-                v = (dx * down[0] + dy * down[1]) / ix.height
-                card_share = ix.card_height / ix.height
-                ix.centre, ix.angle, ix.height = apply_refinement((ix.centre, ix.angle, ix.height), o)
-                right, down = glyph_axes(ix.angle)
-                ix.card_centre = (ix.centre[0] + (u * right[0] + v * down[0]) * ix.height,
-                                  ix.centre[1] + (u * right[1] + v * down[1]) * ix.height)
-                ix.card_height = card_share * ix.height
+                _move(ix, *apply_refinement((ix.centre, ix.angle, ix.height), o))
 
     # -- stage 3: read them ---------------------------------------------------
-    def classify(self, image: np.ndarray, indices: list[IndexReading]) -> None:
-        """Fill in ``p_index`` and ``probs`` of each reading, in place."""
+    def classify(self, image: np.ndarray, indices: list[IndexReading], views=None) -> None:
+        """Fill in ``p_index`` and ``probs`` of each reading, in place (from
+        ``views``, by default the model's)."""
         if not indices:
             return
         img = _as_bgr(image)
         # Each index is read from a few crops that differ by the detector's
         # typical error in angle and size; averaging them makes a reading
         # robust to one unlucky crop and its confidence better calibrated.
-        views = self.views
+        views = self.views if views is None else views
         crops = [crop_index(img, ix.centre, ix.angle + da, ix.height * ds) for ix in indices for da, ds in views]
         blob = cv2.dnn.blobFromImages(crops, 1.0 / 255.0)
         if self.crop_norm == "standardise":
@@ -281,6 +302,46 @@ class Recogniser:
         for ix, pr, ps in zip(indices, p_rank, p_suit):
             ix.p_index = float(1.0 - pr[NOT_INDEX])
             ix.probs = np.outer(pr[:NOT_INDEX], ps).reshape(-1)
+
+    # -- stage 3b: a second look at refused readings ------------------------------
+    def look_turned(self, image: np.ndarray, indices: list[IndexReading]) -> None:
+        """Read again, turned, the indices that the classifier refuses or doubts, in place.
+
+        Now and then the detector finds an index but gets its angle wrong by
+        a quarter or half turn (most often at the picture's edge or under
+        another card), more than the refiner can put right: the classifier
+        then rightly says "not an upright index" and the card is lost.  Such
+        a reading is cut again turned by 90, 180 and 270 degrees, refined and
+        read; the classifier was trained to refuse turned indices, so a wrong
+        turn is refused too.  A turn replaces the reading only when the index
+        reads better that way, with every view.  A model without
+        ``look_turned`` in its model.json skips this stage.
+        """
+        if not self.turn_retry or not indices:
+            return
+        img = _as_bgr(image)
+        doubtful = [ix for ix in indices if ix.p_index < 0.5 or ix.best[1] < self.accept_threshold]
+        trials = []
+        for ix in doubtful:
+            for turn in (90.0, 180.0, 270.0):
+                t = copy.copy(ix)
+                _move(t, ix.centre, ix.angle + turn, ix.height)
+                trials.append(t)
+        if not trials:
+            return
+        self.refine(img, trials)
+        # Screen the turns with one view each; read the most promising turn of
+        # each index with every view before it may replace the reading.
+        self.classify(img, trials, views=self.views[:1])
+        promising = []
+        for k, ix in enumerate(doubtful):
+            t = max(trials[3 * k:3 * k + 3], key=lambda t: t.p_index * t.best[1])
+            if t.p_index >= 0.5 and t.best[1] > _score(ix):
+                promising.append((ix, t))
+        self.classify(img, [t for _, t in promising])
+        for ix, t in promising:
+            if t.p_index >= 0.9 and t.best[1] >= self.turned_accept and t.best[1] > _score(ix):
+                ix.__dict__.update(t.__dict__)
 
     def _combine(self, p: np.ndarray) -> np.ndarray:
         """Combine per-view probabilities (indices x views x classes) into one distribution per index."""
@@ -307,6 +368,7 @@ class Recogniser:
         indices = self.detect_indices(img)
         self.refine(img, indices)
         self.classify(img, indices)
+        self.look_turned(img, indices)
         return indices
 
     def assemble(self, indices: list[IndexReading], W: int, H: int, copies: int = 1) -> Recognition:
