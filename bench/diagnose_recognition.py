@@ -7,7 +7,7 @@ Renders the same kind of scenes as ``bench_recognition.py`` (held-out designs,
 1280x720, 1-8 cards) and, for every readable index (at least
 READABLE_FRACTION visible), asks: did the detector find it (a detection within
 half an index height of its centre)?  How far off were its centre, angle and
-size as detected, and after the refiner put them right?  Did the classifier
+size as detected, and after the refiner (and the second look, turned) put them right?  Did the classifier
 read it right, and how confident was it?  Then, per readable card, which
 stage lost it: no index found, every found index misread, read right but
 below the accept threshold, or lost when the indices were assembled into
@@ -64,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         as_detected = [(f.centre, f.angle, f.height) for f in found]
         rec.refine(image, found)
         rec.classify(image, found)
+        rec.look_turned(image, found)
         H, W = image.shape[:2]
         score = score_image(rec.assemble([copy.copy(f) for f in found], W, H), ann)
         missed = set(score.missed_cards)

@@ -336,7 +336,8 @@ def test_a_corner_cut_by_the_picture_edge_gives_way_to_the_whole_one(rec):
 
 
 @pytest.mark.parametrize("setting, value", [("pair_agreement", "loose"), ("accept_threshold", None),
-                                             ("pair_tolerance", [0.25]), ("turned_accept", "high")])
+                                             ("pair_tolerance", [0.25]), ("turned_accept", "high"),
+                                             ("turned_max", "all")])
 def test_a_non_numeric_setting_in_model_json_is_a_clear_error(tmp_path, setting, value):
     _model_copy(tmp_path, **{setting: value})
     with pytest.raises(ModelError, match=f"{setting} in .* must be a number"):
@@ -434,6 +435,33 @@ def test_the_second_look_leaves_confident_readings_alone_and_is_off_for_models_w
     plain.look_turned(img, [turned])
     assert (turned.angle, turned.best) == before
     assert turned.p_index < 0.5 or turned.best[1] < plain.accept_threshold
+
+
+def test_only_the_strongest_doubtful_indices_get_the_second_look(rec, held_out, tmp_path):
+    """``turned_max`` caps the work on a pile full of doubtful spots, strongest first."""
+    _model_copy(tmp_path, turned_max=1)
+    one = Recogniser(tmp_path)
+    spec = SceneSpec(900, 700, [CardPlacement("4C", (250, 350), -25, 260, held_out[0]),
+                                CardPlacement("7H", (650, 350), 20, 260, held_out[0])], table="wood")
+    img, ann = render_scene(spec, np.random.default_rng(5))
+    readings = []
+    for card, centre, heat in zip(ann.cards, ((250.0, 350.0), (650.0, 350.0)), (0.5, 0.8)):
+        ix = max(card.indices, key=lambda i: i.visible)
+        r = _turned_reading(ix, centre, 260.0, 180.0)
+        r.heat = heat
+        readings.append(r)
+    one.refine(img, readings)
+    one.classify(img, readings)
+    one.look_turned(img, readings)
+    weak, strong = readings
+    assert strong.best[0] == "7H" and strong.best[1] >= one.turned_accept
+    assert weak.p_index < 0.5 or weak.best[1] < one.accept_threshold
+    # With the committed cap (4) the weaker one is turned back as well: only the cap held it.
+    again = _turned_reading(max(ann.cards[0].indices, key=lambda i: i.visible), (250.0, 350.0), 260.0, 180.0)
+    rec.refine(img, [again])
+    rec.classify(img, [again])
+    rec.look_turned(img, [again])
+    assert again.best[0] == "4C" and again.best[1] >= rec.turned_accept
 
 
 def test_look_turned_in_model_json_must_be_true_or_false(tmp_path):

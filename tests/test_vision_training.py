@@ -68,7 +68,7 @@ def test_tiny_training_run_exports_models_the_recogniser_loads(art, tmp_path):
         size = (out / name).stat().st_size
         assert 10_000 < size < 5_000_000
     assert meta["refine_steps"] == 1
-    assert meta["look_turned"] is True and meta["turned_accept"] == 0.95
+    assert meta["look_turned"] is True and meta["turned_accept"] == 0.95 and meta["turned_max"] == 4
     rec = Recogniser(out)
     img, _ = _scene()
     result = rec.recognise(img)  # a tiny model reads nothing useful, but the path runs end to end

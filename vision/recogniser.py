@@ -44,6 +44,9 @@ CARD_NAMES = [r + s for r in RANKS for s in SUITS]  # rank-major, matches the ou
 VIEWS = ((0.0, 1.0), (7.0, 1.0), (-7.0, 1.0))
 #: The largest correction the refiner may make in one step (position in index
 #: heights, angle in REFINE_ANGLE_UNIT, log size): what it was trained on.
+#: A turned reading must be this sure that it is an index at all to replace
+#: another: every right one measured was (seed 99), some wrong ones were not.
+TURNED_P_INDEX = 0.995
 REFINE_LIMITS = np.array([0.5, 0.5, 35.0 / REFINE_ANGLE_UNIT, 0.5])
 
 
@@ -251,6 +254,8 @@ class Recogniser:
             raise ModelError(f"look_turned in {meta_path} must be true or false, got {self.turn_retry!r}")
         #: How sure a turned reading must be to replace the reading it was turned from.
         self.turned_accept = number("turned_accept", 0.95)
+        #: How many doubtful indices per image get the second look, strongest first.
+        self.turned_max = int(number("turned_max", 4))
 
     # -- stage 1: find indices ------------------------------------------------
     def detect_indices(self, image: np.ndarray) -> list[IndexReading]:
@@ -321,6 +326,9 @@ class Recogniser:
             return
         img = _as_bgr(image)
         doubtful = [ix for ix in indices if ix.p_index < 0.5 or ix.best[1] < self.accept_threshold]
+        # The strongest few only: a pile shows a dozen doubtful spots, mostly
+        # half-hidden indices and court art, and the time goes up with each.
+        doubtful = sorted(doubtful, key=lambda ix: -ix.heat)[:self.turned_max]
         trials = []
         for ix in doubtful:
             for turn in (90.0, 180.0, 270.0):
@@ -336,11 +344,13 @@ class Recogniser:
         promising = []
         for k, ix in enumerate(doubtful):
             t = max(trials[3 * k:3 * k + 3], key=lambda t: t.p_index * t.best[1])
-            if t.p_index >= 0.5 and t.best[1] > _score(ix):
+            # Only a turn that one view already calls an index and reads fairly
+            # well is worth the five views it must then pass.
+            if t.p_index >= 0.9 and t.best[1] >= 0.6 and t.best[1] > _score(ix):
                 promising.append((ix, t))
         self.classify(img, [t for _, t in promising])
         for ix, t in promising:
-            if t.p_index >= 0.9 and t.best[1] >= self.turned_accept and t.best[1] > _score(ix):
+            if t.p_index >= TURNED_P_INDEX and t.best[1] >= self.turned_accept and t.best[1] > _score(ix):
                 ix.__dict__.update(t.__dict__)
 
     def _combine(self, p: np.ndarray) -> np.ndarray:

@@ -84,11 +84,13 @@ class Config:
     refine_copies: int = 2
     refine_steps: int = 1
     #: Read refused or doubtful indices again turned a quarter, half and three
-    #: quarters (vision.recogniser.Recogniser.look_turned); a turned reading
-    #: must reach ``turned_accept`` to replace the one it was turned from.
-    #: Run-time settings, recorded in model.json; chosen on seeds 99 and 123.
+    #: quarters (vision.recogniser.Recogniser.look_turned), the ``turned_max``
+    #: strongest per image; a turned reading must reach ``turned_accept`` to
+    #: replace the one it was turned from.  Run-time settings, recorded in
+    #: model.json; chosen on seeds 99 and 123.
     look_turned: bool = False
     turned_accept: float = 0.95
+    turned_max: int = 4
 
 
 CONFIGS = {
@@ -461,6 +463,7 @@ def main(argv: list[str] | None = None) -> int:
         "view_mean": cfg.view_mean,
         "look_turned": cfg.look_turned,
         "turned_accept": cfg.turned_accept,
+        "turned_max": cfg.turned_max,
         "trained_on": real,
         "generated_designs": len(generated),
         "held_out": list(HELD_OUT),
