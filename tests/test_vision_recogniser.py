@@ -468,3 +468,9 @@ def test_look_turned_in_model_json_must_be_true_or_false(tmp_path):
     _model_copy(tmp_path, look_turned="yes")
     with pytest.raises(ModelError, match="look_turned in .* must be true or false"):
         Recogniser(tmp_path)
+
+
+def test_a_negative_turned_max_in_model_json_is_a_clear_error(tmp_path):
+    _model_copy(tmp_path, turned_max=-1)
+    with pytest.raises(ModelError, match="turned_max in .* must be 0 or more"):
+        Recogniser(tmp_path)

@@ -44,10 +44,10 @@ CARD_NAMES = [r + s for r in RANKS for s in SUITS]  # rank-major, matches the ou
 VIEWS = ((0.0, 1.0), (7.0, 1.0), (-7.0, 1.0))
 #: The largest correction the refiner may make in one step (position in index
 #: heights, angle in REFINE_ANGLE_UNIT, log size): what it was trained on.
+REFINE_LIMITS = np.array([0.5, 0.5, 35.0 / REFINE_ANGLE_UNIT, 0.5])
 #: A turned reading must be this sure that it is an index at all to replace
 #: another: every right one measured was (seed 99), some wrong ones were not.
 TURNED_P_INDEX = 0.995
-REFINE_LIMITS = np.array([0.5, 0.5, 35.0 / REFINE_ANGLE_UNIT, 0.5])
 
 
 @dataclass(frozen=True)
@@ -256,6 +256,8 @@ class Recogniser:
         self.turned_accept = number("turned_accept", 0.95)
         #: How many doubtful indices per image get the second look, strongest first.
         self.turned_max = int(number("turned_max", 4))
+        if self.turned_max < 0:
+            raise ModelError(f"turned_max in {meta_path} must be 0 or more, got {self.turned_max}")
 
     # -- stage 1: find indices ------------------------------------------------
     def detect_indices(self, image: np.ndarray) -> list[IndexReading]:
@@ -316,11 +318,14 @@ class Recogniser:
         a quarter or half turn (most often at the picture's edge or under
         another card), more than the refiner can put right: the classifier
         then rightly says "not an upright index" and the card is lost.  Such
-        a reading is cut again turned by 90, 180 and 270 degrees, refined and
-        read; the classifier was trained to refuse turned indices, so a wrong
-        turn is refused too.  A turn replaces the reading only when the index
-        reads better that way, with every view.  A model without
-        ``look_turned`` in its model.json skips this stage.
+        a reading (the ``turned_max`` strongest per image) is cut again turned
+        by 90, 180 and 270 degrees, refined and read with one view; the
+        classifier was trained to refuse turned indices, so a wrong turn is
+        mostly refused too.  The best turn is read with every view and
+        replaces the reading only when it is surely an index
+        (``TURNED_P_INDEX``) read at ``turned_accept`` or more: picking the
+        best of three turns would otherwise pick some confident mistakes.  A
+        model without ``look_turned`` in its model.json skips this stage.
         """
         if not self.turn_retry or not indices:
             return
