@@ -337,7 +337,8 @@ def test_a_corner_cut_by_the_picture_edge_gives_way_to_the_whole_one(rec):
 
 @pytest.mark.parametrize("setting, value", [("pair_agreement", "loose"), ("accept_threshold", None),
                                              ("pair_tolerance", [0.25]), ("turned_accept", "high"),
-                                             ("turned_max", "all")])
+                                             ("turned_max", "all"), ("weak_heat", "low"),
+                                             ("weak_max", None)])
 def test_a_non_numeric_setting_in_model_json_is_a_clear_error(tmp_path, setting, value):
     _model_copy(tmp_path, **{setting: value})
     with pytest.raises(ModelError, match=f"{setting} in .* must be a number"):
@@ -473,4 +474,106 @@ def test_look_turned_in_model_json_must_be_true_or_false(tmp_path):
 def test_a_negative_turned_max_in_model_json_is_a_clear_error(tmp_path):
     _model_copy(tmp_path, turned_max=-1)
     with pytest.raises(ModelError, match="turned_max in .* must be 0 or more"):
+        Recogniser(tmp_path)
+
+
+def _weak_peak(ix, card_centre, card_h: float, heat: float = 0.2):
+    """The reading of a weak detector peak on index ``ix``: a little off, as
+    the detector is where it is unsure (a tenth of the index height, 8
+    degrees, 10% in size)."""
+    from vision.recogniser import IndexReading
+
+    h = ix.height
+    return IndexReading((ix.centre[0] + 0.1 * h, ix.centre[1] - 0.1 * h), ix.angle + 8.0, 1.1 * h,
+                        card_centre, card_h, heat)
+
+
+def test_a_clear_index_that_the_detector_was_unsure_of_is_read_from_its_weak_peak(rec, held_out):
+    """On every unseen design, a weak peak on a clear index joins the readings,
+    read right, surely, and placed where the index is."""
+    assert 0 < rec.weak_heat < rec.heat_threshold
+    for deck in held_out:
+        spec = SceneSpec(900, 700, [CardPlacement("8H", (450, 350), -40, 240, deck)], table="felt")
+        img, ann = render_scene(spec, np.random.default_rng(8))
+        ix = max(ann.cards[0].indices, key=lambda i: i.visible)
+        indices = []
+        rec.look_weak(img, indices, [_weak_peak(ix, (450.0, 350.0), 240.0)])
+        assert len(indices) == 1, deck
+        added = indices[0]
+        assert added.best[0] == "8H" and added.best[1] >= rec.weak_accept, (deck, added.best)
+        assert np.hypot(added.centre[0] - ix.centre[0], added.centre[1] - ix.centre[1]) < 0.1 * ix.height, deck
+        cards = rec.assemble(indices, 900, 700).cards
+        assert [c.card for c in cards] == ["8H"], deck
+
+
+def test_weak_peaks_on_pips_court_art_or_an_index_already_found_add_nothing(rec, held_out):
+    from vision.recogniser import IndexReading
+
+    spec = SceneSpec(900, 700, [CardPlacement("KH", (300, 350), 15, 260, held_out[0]),
+                                CardPlacement("9S", (650, 350), -10, 260, held_out[0])], table="wood")
+    img, ann = render_scene(spec, np.random.default_rng(9))
+    king, nine = ann.cards
+    h = king.indices[0].height
+    spots = [IndexReading(king.centre, 15.0, h, king.centre, 260.0, 0.25),              # court art
+             IndexReading(nine.centre, -10.0, h, nine.centre, 260.0, 0.25),             # a pip
+             IndexReading((nine.centre[0], nine.centre[1] - 60), -10.0, h, nine.centre, 260.0, 0.2)]
+    indices = []
+    rec.look_weak(img, indices, spots)
+    assert indices == []
+    # A weak peak beside an index that is already read is that index: not read twice.
+    found = rec.detect_indices(img)
+    rec.refine(img, found)
+    rec.classify(img, found)
+    before = len(found)
+    ix = max(king.indices, key=lambda i: i.visible)
+    assert any(np.hypot(f.centre[0] - ix.centre[0], f.centre[1] - ix.centre[1]) < 0.3 * ix.height for f in found)
+    rec.look_weak(img, found, [_weak_peak(ix, king.centre, 260.0)])
+    assert len(found) == before
+
+
+def test_only_the_strongest_weak_peaks_are_looked_at_and_none_without_weak_heat(rec, held_out, tmp_path):
+    spec = SceneSpec(900, 700, [CardPlacement("5D", (250, 350), 25, 240, held_out[1]),
+                                CardPlacement("KS", (650, 350), -15, 240, held_out[1])], table="cloth")
+    img, ann = render_scene(spec, np.random.default_rng(10))
+    peaks = [_weak_peak(max(c.indices, key=lambda i: i.visible), c.centre, 240.0, heat)
+             for c, heat in zip(ann.cards, (0.25, 0.18))]
+    both = []
+    rec.look_weak(img, both, [*peaks])
+    assert sorted(r.best[0] for r in both) == ["5D", "KS"]
+
+    _model_copy(tmp_path, weak_max=1)
+    one, first = Recogniser(tmp_path), []
+    one.look_weak(img, first, [*peaks])
+    assert [r.best[0] for r in first] == ["5D"]   # the stronger peak
+
+    (tmp_path / "off").mkdir()
+    _model_copy(tmp_path / "off", weak_heat=0)
+    off, none = Recogniser(tmp_path / "off"), []
+    off.look_weak(img, none, [*peaks])
+    assert none == []
+    assert all(p.heat >= off.heat_threshold for p in off._peaks(img))
+
+
+def test_the_weak_peaks_only_add_sure_readings_to_what_the_detector_found(rec, held_out, tmp_path):
+    """Scenes read with and without the stage: the same readings, plus weak
+    peaks read surely (never an unknown box more)."""
+    _model_copy(tmp_path, weak_heat=0)
+    off = Recogniser(tmp_path)
+    rng = np.random.default_rng(77)
+    added = 0
+    for k in range(24):
+        spec = random_scene_spec(rng, held_out, 1280, 720, n_cards=2 + k % 7, card_height=(130, 300))
+        img, _ = render_scene(spec, rng)
+        with_stage, without = rec.read_indices(img), off.read_indices(img)
+        assert [(r.centre, r.best) for r in with_stage[:len(without)]] == [(r.centre, r.best) for r in without]
+        for r in with_stage[len(without):]:
+            assert r.heat < rec.heat_threshold and r.p_index >= 0.995 and r.best[1] >= rec.weak_accept
+            added += 1
+        assert len(rec.assemble(with_stage, 1280, 720).unknown) <= len(off.assemble(without, 1280, 720).unknown)
+    assert added >= 1
+
+
+def test_a_negative_weak_max_in_model_json_is_a_clear_error(tmp_path):
+    _model_copy(tmp_path, weak_max=-2)
+    with pytest.raises(ModelError, match="weak_max in .* must be 0 or more"):
         Recogniser(tmp_path)

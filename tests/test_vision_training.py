@@ -69,7 +69,9 @@ def test_tiny_training_run_exports_models_the_recogniser_loads(art, tmp_path):
         assert 10_000 < size < 5_000_000
     assert meta["refine_steps"] == 1
     assert meta["look_turned"] is True and meta["turned_accept"] == 0.95 and meta["turned_max"] == 4
+    assert meta["weak_heat"] == 0.15 and meta["weak_accept"] == 0.95 and meta["weak_max"] == 4
     rec = Recogniser(out)
+    assert rec.weak_heat == 0.15
     img, _ = _scene()
     result = rec.recognise(img)  # a tiny model reads nothing useful, but the path runs end to end
     assert isinstance(result.cards, list) and isinstance(result.unknown, list)

@@ -258,9 +258,25 @@ class Recogniser:
         self.turned_max = int(number("turned_max", 4))
         if self.turned_max < 0:
             raise ModelError(f"turned_max in {meta_path} must be 0 or more, got {self.turned_max}")
+        #: Detector peaks down to this heat get a look of their own (:meth:`look_weak`); 0 = none.
+        self.weak_heat = number("weak_heat", 0.0)
+        #: How sure a weak peak's reading must be to count.
+        self.weak_accept = number("weak_accept", 0.95)
+        #: How many weak peaks per image get that look, strongest first.
+        self.weak_max = int(number("weak_max", 4))
+        if self.weak_max < 0:
+            raise ModelError(f"weak_max in {meta_path} must be 0 or more, got {self.weak_max}")
 
     # -- stage 1: find indices ------------------------------------------------
     def detect_indices(self, image: np.ndarray) -> list[IndexReading]:
+        """The indices the detector is sure of (heat at ``heat_threshold`` or more), strongest first."""
+        return [ix for ix in self._peaks(image) if ix.heat >= self.heat_threshold]
+
+    def _peaks(self, image: np.ndarray) -> list[IndexReading]:
+        """Every detector peak down to the weak peaks' threshold (:meth:`look_weak`), strongest first.
+
+        Decoding further down changes nothing above ``heat_threshold``: a
+        peak is dropped only beside a stronger one, and those come first."""
         img = _as_bgr(image)
         H, W = img.shape[:2]
         if min(H, W) < 16:
@@ -268,7 +284,8 @@ class Recogniser:
         small, s, (gh, gw) = detector_input(img, self.long_side)
         self.detector.setInput(cv2.dnn.blobFromImage(small, 1.0 / 255.0))
         out = self.detector.forward()[0]
-        return decode_indices(out[:, :gh, :gw], s, self.heat_threshold)
+        floor = min(self.heat_threshold, self.weak_heat) if self.weak_heat > 0 else self.heat_threshold
+        return decode_indices(out[:, :gh, :gw], s, floor)
 
     # -- stage 2: put them right ----------------------------------------------
     def refine(self, image: np.ndarray, indices: list[IndexReading]) -> None:
@@ -358,6 +375,42 @@ class Recogniser:
             if t.p_index >= TURNED_P_INDEX and t.best[1] >= self.turned_accept and t.best[1] > _score(ix):
                 ix.__dict__.update(t.__dict__)
 
+    # -- stage 3c: the detector's weaker peaks ---------------------------------
+    def look_weak(self, image: np.ndarray, indices: list[IndexReading], weak: list[IndexReading]) -> None:
+        """Add to ``indices`` the weak detector peaks that turn out to be clear indices.
+
+        The detector misses some clear, whole indices of unseen designs by a
+        little: their peak stays under ``heat_threshold``.  Taken with the
+        rest, such weak peaks (mostly pips, court art and half-hidden
+        corners) would multiply the unknown boxes and the time; here the
+        ``weak_max`` strongest of those at ``weak_heat`` or more that lie on
+        no index already found are refined and screened with one view, and a
+        weak peak joins the readings only when every view reads it surely
+        as an index (``TURNED_P_INDEX``) of one card at ``weak_accept`` or
+        more.  Nothing else of a weak peak is kept: no unknown boxes.  A
+        model without ``weak_heat`` in its model.json skips this stage.
+        """
+        if self.weak_heat <= 0 or self.weak_max == 0 or not weak:
+            return
+        img = _as_bgr(image)
+
+        def on_a_found_index(w: IndexReading) -> bool:
+            return any(math.dist(w.centre, ix.centre) < 0.5 * max(w.height, ix.height) for ix in indices)
+
+        candidates = [copy.copy(w) for w in weak if w.heat >= self.weak_heat and not on_a_found_index(w)]
+        candidates = candidates[:self.weak_max]   # strongest first
+        if not candidates:
+            return
+        self.refine(img, candidates)
+        candidates = [w for w in candidates if not on_a_found_index(w)]
+        self.classify(img, candidates, views=self.views[:1])
+        promising = [w for w in candidates if w.p_index >= 0.9 and w.best[1] >= 0.6]
+        self.classify(img, promising)
+        for w in promising:
+            # (Two weak peaks on one index may be refined onto the same spot.)
+            if w.p_index >= TURNED_P_INDEX and w.best[1] >= self.weak_accept and not on_a_found_index(w):
+                indices.append(w)
+
     def _combine(self, p: np.ndarray) -> np.ndarray:
         """Combine per-view probabilities (indices x views x classes) into one distribution per index."""
         if self.view_mean == "geometric":
@@ -380,10 +433,12 @@ class Recogniser:
     def read_indices(self, image: np.ndarray) -> list[IndexReading]:
         """Every index in the image, found, put right and read (stages 1 to 3)."""
         img = _as_bgr(image)
-        indices = self.detect_indices(img)
+        peaks = self._peaks(img)
+        indices = [ix for ix in peaks if ix.heat >= self.heat_threshold]
         self.refine(img, indices)
         self.classify(img, indices)
         self.look_turned(img, indices)
+        self.look_weak(img, indices, [ix for ix in peaks if ix.heat < self.heat_threshold])
         return indices
 
     def assemble(self, indices: list[IndexReading], W: int, H: int, copies: int = 1) -> Recognition:

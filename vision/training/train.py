@@ -91,13 +91,20 @@ class Config:
     look_turned: bool = False
     turned_accept: float = 0.95
     turned_max: int = 4
+    #: Detector peaks from ``weak_heat`` up to ``heat_threshold`` are looked at
+    #: too, the ``weak_max`` strongest per image, and count only when read at
+    #: ``weak_accept`` (vision.recogniser.Recogniser.look_weak); 0 = off.
+    #: Run-time settings, recorded in model.json; chosen on seeds 99 and 123.
+    weak_heat: float = 0.0
+    weak_accept: float = 0.95
+    weak_max: int = 4
 
 
 CONFIGS = {
     # For the test suite: proves the pipeline runs, learns nothing useful.
     "tiny": Config(scenes=16, det_steps=6, det_batch=4, det_crop=160, cls_epochs=1, cls_batch=64,
                    det_width=0.5, cls_width=0.5, generated=2, reshape_glyphs=True, detector_crops=True,
-                   refiner=True, refine_epochs=1, refine_width=0.5, look_turned=True),
+                   refiner=True, refine_epochs=1, refine_width=0.5, look_turned=True, weak_heat=0.15),
     # A first usable model in about half an hour on 2 idle cores.
     "quick": Config(scenes=3000, det_steps=1500, det_batch=12, det_crop=288, cls_epochs=4, generated=24),
     # The committed model: about 100 minutes on 2 cores (see docs/vision.md for the measured times).
@@ -106,7 +113,7 @@ CONFIGS = {
     "full": Config(scenes=8000, det_steps=6000, det_batch=12, det_crop=288, cls_epochs=14, jitter_copies=3,
                    cls_width=1.5, generated=128, accept_threshold=0.85, view_mean="geometric", reshape_glyphs=True,
                    views=((0.0, 1.0), (7.0, 1.0), (-7.0, 1.0), (0.0, 0.88), (0.0, 1.12)),
-                   refiner=True, refine_epochs=8, look_turned=True),
+                   refiner=True, refine_epochs=8, look_turned=True, weak_heat=0.15),
 }
 
 
@@ -464,6 +471,9 @@ def main(argv: list[str] | None = None) -> int:
         "look_turned": cfg.look_turned,
         "turned_accept": cfg.turned_accept,
         "turned_max": cfg.turned_max,
+        "weak_heat": cfg.weak_heat,
+        "weak_accept": cfg.weak_accept,
+        "weak_max": cfg.weak_max,
         "trained_on": real,
         "generated_designs": len(generated),
         "held_out": list(HELD_OUT),
