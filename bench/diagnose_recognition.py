@@ -7,7 +7,8 @@ Renders the same kind of scenes as ``bench_recognition.py`` (held-out designs,
 1280x720, 1-8 cards) and, for every readable index (at least
 READABLE_FRACTION visible), asks: did the detector find it (a detection within
 half an index height of its centre)?  How far off were its centre, angle and
-size as detected, and after the refiner (and the second look, turned) put them right?  Did the classifier
+size as detected, and after the refiner (and the second look, turned) put them right
+(indices found only by the look at weak peaks are counted apart)?  Did the classifier
 read it right, and how confident was it?  Then, per readable card, which
 stage lost it: no index found, every found index misread, read right but
 below the accept threshold, or lost when the indices were assembled into
@@ -60,11 +61,13 @@ def main(argv: list[str] | None = None) -> int:
         spec = random_scene_spec(rng, decks, 1280, 720, n_cards=1 + k % 8, card_height=(130, 300))
         image, ann = render_scene(spec, rng)
         # The stages of Recogniser.read_indices one by one, to see the geometry before refining.
-        found = rec.detect_indices(image)
+        peaks = rec.detect_peaks(image)
+        found = [p for p in peaks if p.heat >= rec.heat_threshold]
         as_detected = [(f.centre, f.angle, f.height) for f in found]
         rec.refine(image, found)
         rec.classify(image, found)
         rec.look_turned(image, found)
+        rec.look_weak(image, found, [p for p in peaks if p.heat < rec.heat_threshold])
         H, W = image.shape[:2]
         score = score_image(rec.assemble([copy.copy(f) for f in found], W, H), ann)
         missed = set(score.missed_cards)
@@ -85,8 +88,13 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 k = max(near, key=lambda k: found[k].heat)
                 f = found[k]
-                for stage, (centre, angle, height) in (("detected", as_detected[k]),
+                if k >= len(as_detected):
+                    # Found by the look at weak peaks, which keeps only what it reads surely.
+                    ix_stats["detected by a weak peak (look_weak)"] += 1
+                for stage, (centre, angle, height) in (("detected", as_detected[k] if k < len(as_detected) else None),
                                                        ("refined", (f.centre, f.angle, f.height))):
+                    if centre is None:
+                        continue
                     geometry[stage].append((math.dist(centre, ix.centre) / ix.height,
                                             abs((angle - ix.angle + 180) % 360 - 180),
                                             abs(math.log(height / ix.height))))

@@ -551,7 +551,7 @@ def test_only_the_strongest_weak_peaks_are_looked_at_and_none_without_weak_heat(
     off, none = Recogniser(tmp_path / "off"), []
     off.look_weak(img, none, [*peaks])
     assert none == []
-    assert all(p.heat >= off.heat_threshold for p in off._peaks(img))
+    assert all(p.heat >= off.heat_threshold for p in off.detect_peaks(img))
 
 
 def test_the_weak_peaks_only_add_sure_readings_to_what_the_detector_found(rec, held_out, tmp_path):

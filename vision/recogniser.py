@@ -13,7 +13,8 @@ at each one and corrects its position, angle and size (the detector errs most
 where cards overlap); each index is cut out upright and read by a small
 classifier (13 ranks + "not an index", 4 suits), and one it refuses or doubts
 is read again turned a quarter, half and three quarters (the detector now and
-then gets an angle that wrong); the two indices of one card are paired by
+then gets an angle that wrong); the detector's weaker peaks are read too, and
+count only when read surely; the two indices of one card are paired by
 their predicted card centre; a card is reported only when the reading is
 confident, otherwise it is reported as unknown with its box. A card appears
 once per deck, which is used only to break ties between two readings of the
@@ -270,9 +271,9 @@ class Recogniser:
     # -- stage 1: find indices ------------------------------------------------
     def detect_indices(self, image: np.ndarray) -> list[IndexReading]:
         """The indices the detector is sure of (heat at ``heat_threshold`` or more), strongest first."""
-        return [ix for ix in self._peaks(image) if ix.heat >= self.heat_threshold]
+        return [ix for ix in self.detect_peaks(image) if ix.heat >= self.heat_threshold]
 
-    def _peaks(self, image: np.ndarray) -> list[IndexReading]:
+    def detect_peaks(self, image: np.ndarray) -> list[IndexReading]:
         """Every detector peak down to the weak peaks' threshold (:meth:`look_weak`), strongest first.
 
         Decoding further down changes nothing above ``heat_threshold``: a
@@ -433,7 +434,7 @@ class Recogniser:
     def read_indices(self, image: np.ndarray) -> list[IndexReading]:
         """Every index in the image, found, put right and read (stages 1 to 3)."""
         img = _as_bgr(image)
-        peaks = self._peaks(img)
+        peaks = self.detect_peaks(img)
         indices = [ix for ix in peaks if ix.heat >= self.heat_threshold]
         self.refine(img, indices)
         self.classify(img, indices)
