@@ -88,13 +88,14 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 k = max(near, key=lambda k: found[k].heat)
                 f = found[k]
-                if k >= len(as_detected):
-                    # Found by the look at weak peaks, which keeps only what it reads surely.
+                stages_geometry = [("refined", (f.centre, f.angle, f.height))]
+                if k < len(as_detected):
+                    stages_geometry.insert(0, ("detected", as_detected[k]))
+                else:
+                    # Found by the look at weak peaks (which keeps only what it reads surely):
+                    # its geometry as detected is not kept.
                     ix_stats["detected by a weak peak (look_weak)"] += 1
-                for stage, (centre, angle, height) in (("detected", as_detected[k] if k < len(as_detected) else None),
-                                                       ("refined", (f.centre, f.angle, f.height))):
-                    if centre is None:
-                        continue
+                for stage, (centre, angle, height) in stages_geometry:
                     geometry[stage].append((math.dist(centre, ix.centre) / ix.height,
                                             abs((angle - ix.angle + 180) % 360 - 180),
                                             abs(math.log(height / ix.height))))
