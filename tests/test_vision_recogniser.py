@@ -515,8 +515,9 @@ def test_weak_peaks_on_pips_court_art_or_an_index_already_found_add_nothing(rec,
     king, nine = ann.cards
     h = king.indices[0].height
     spots = [IndexReading(king.centre, 15.0, h, king.centre, 260.0, 0.25),              # court art
-             IndexReading(nine.centre, -10.0, h, nine.centre, 260.0, 0.25),             # a pip
-             IndexReading((nine.centre[0], nine.centre[1] - 60), -10.0, h, nine.centre, 260.0, 0.2)]
+             IndexReading(nine.centre, -10.0, h, nine.centre, 260.0, 0.25),             # the centre pip
+             IndexReading((nine.centre[0], nine.centre[1] - 60), -10.0, h, nine.centre, 260.0, 0.2)]  # pips
+    assert rec.weak_heat > 0
     indices = []
     rec.look_weak(img, indices, spots)
     assert indices == []
@@ -529,6 +530,9 @@ def test_weak_peaks_on_pips_court_art_or_an_index_already_found_add_nothing(rec,
     assert any(np.hypot(f.centre[0] - ix.centre[0], f.centre[1] - ix.centre[1]) < 0.3 * ix.height for f in found)
     rec.look_weak(img, found, [_weak_peak(ix, king.centre, 260.0)])
     assert len(found) == before
+    alone = []
+    rec.look_weak(img, alone, [_weak_peak(ix, king.centre, 260.0)])
+    assert [r.best[0] for r in alone] == ["KH"]   # the same peak, with nothing found there yet
 
 
 def test_only_the_strongest_weak_peaks_are_looked_at_and_none_without_weak_heat(rec, held_out, tmp_path):
