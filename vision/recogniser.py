@@ -46,9 +46,10 @@ VIEWS = ((0.0, 1.0), (7.0, 1.0), (-7.0, 1.0))
 #: The largest correction the refiner may make in one step (position in index
 #: heights, angle in REFINE_ANGLE_UNIT, log size): what it was trained on.
 REFINE_LIMITS = np.array([0.5, 0.5, 35.0 / REFINE_ANGLE_UNIT, 0.5])
-#: A turned reading must be this sure that it is an index at all to replace
-#: another: every right one measured was (seed 99), some wrong ones were not.
-TURNED_P_INDEX = 0.995
+#: A second look's reading (an index turned, or a weak peak) must be this sure
+#: that it is an index at all to count: every right one measured was (seed
+#: 99), some wrong ones were not.
+SURE_P_INDEX = 0.995
 
 
 @dataclass(frozen=True)
@@ -129,6 +130,18 @@ def _move(ix: IndexReading, centre: tuple[float, float], angle: float, height: f
     ix.card_centre = (centre[0] + (u * right[0] + v * down[0]) * height,
                       centre[1] + (u * right[1] + v * down[1]) * height)
     ix.card_height = card_share * height
+
+
+def _worth_all_views(ix: IndexReading) -> bool:
+    """Whether a second look's reading from one view (:meth:`Recogniser.classify`
+    with the first view only) calls it an index and reads it fairly well: only
+    such a reading is worth the time of every view."""
+    return ix.p_index >= 0.9 and ix.best[1] >= 0.6
+
+
+def _is_sure(ix: IndexReading, accept: float) -> bool:
+    """Whether a second look's reading, from every view, counts: surely an index, read at ``accept``."""
+    return ix.p_index >= SURE_P_INDEX and ix.best[1] >= accept
 
 
 def _score(ix: IndexReading) -> float:
@@ -341,7 +354,7 @@ class Recogniser:
         classifier was trained to refuse turned indices, so a wrong turn is
         mostly refused too.  The best turn is read with every view and
         replaces the reading only when it is surely an index
-        (``TURNED_P_INDEX``) read at ``turned_accept`` or more: picking the
+        (``SURE_P_INDEX``) read at ``turned_accept`` or more: picking the
         best of three turns would otherwise pick some confident mistakes.  A
         model without ``look_turned`` in its model.json skips this stage.
         """
@@ -367,13 +380,11 @@ class Recogniser:
         promising = []
         for k, ix in enumerate(doubtful):
             t = max(trials[3 * k:3 * k + 3], key=lambda t: t.p_index * t.best[1])
-            # Only a turn that one view already calls an index and reads fairly
-            # well is worth the five views it must then pass.
-            if t.p_index >= 0.9 and t.best[1] >= 0.6 and t.best[1] > _score(ix):
+            if _worth_all_views(t) and t.best[1] > _score(ix):
                 promising.append((ix, t))
         self.classify(img, [t for _, t in promising])
         for ix, t in promising:
-            if t.p_index >= TURNED_P_INDEX and t.best[1] >= self.turned_accept and t.best[1] > _score(ix):
+            if _is_sure(t, self.turned_accept) and t.best[1] > _score(ix):
                 ix.__dict__.update(t.__dict__)
 
     # -- stage 3c: the detector's weaker peaks ---------------------------------
@@ -387,7 +398,7 @@ class Recogniser:
         ``weak_max`` strongest of those at ``weak_heat`` or more that lie on
         no index already found are refined and screened with one view, and a
         weak peak joins the readings only when every view reads it surely
-        as an index (``TURNED_P_INDEX``) of one card at ``weak_accept`` or
+        as an index (``SURE_P_INDEX``) of one card at ``weak_accept`` or
         more.  Nothing else of a weak peak is kept: no unknown boxes.  A
         model without ``weak_heat`` in its model.json skips this stage.
         """
@@ -405,11 +416,11 @@ class Recogniser:
         self.refine(img, candidates)
         candidates = [w for w in candidates if not on_a_found_index(w)]
         self.classify(img, candidates, views=self.views[:1])
-        promising = [w for w in candidates if w.p_index >= 0.9 and w.best[1] >= 0.6]
+        promising = [w for w in candidates if _worth_all_views(w)]
         self.classify(img, promising)
         for w in promising:
             # (Two weak peaks on one index may be refined onto the same spot.)
-            if w.p_index >= TURNED_P_INDEX and w.best[1] >= self.weak_accept and not on_a_found_index(w):
+            if _is_sure(w, self.weak_accept) and not on_a_found_index(w):
                 indices.append(w)
 
     def _combine(self, p: np.ndarray) -> np.ndarray:
