@@ -583,3 +583,10 @@ def test_a_negative_weak_max_in_model_json_is_a_clear_error(tmp_path):
     _model_copy(tmp_path, weak_max=-2)
     with pytest.raises(ModelError, match="weak_max in .* must be 0 or more"):
         Recogniser(tmp_path)
+
+
+@pytest.mark.parametrize("value", [-0.1, 1.0, 3])
+def test_a_weak_heat_outside_0_to_1_in_model_json_is_a_clear_error(tmp_path, value):
+    _model_copy(tmp_path, weak_heat=value)
+    with pytest.raises(ModelError, match="weak_heat in .* must be from 0"):
+        Recogniser(tmp_path)

@@ -274,6 +274,8 @@ class Recogniser:
             raise ModelError(f"turned_max in {meta_path} must be 0 or more, got {self.turned_max}")
         #: Detector peaks down to this heat get a look of their own (:meth:`look_weak`); 0 = none.
         self.weak_heat = number("weak_heat", 0.0)
+        if not 0.0 <= self.weak_heat < 1.0:
+            raise ModelError(f"weak_heat in {meta_path} must be from 0 (off) up to below 1, got {self.weak_heat}")
         #: How sure a weak peak's reading must be to count.
         self.weak_accept = number("weak_accept", 0.95)
         #: How many weak peaks per image get that look, strongest first.
@@ -402,7 +404,7 @@ class Recogniser:
         more.  Nothing else of a weak peak is kept: no unknown boxes.  A
         model without ``weak_heat`` in its model.json skips this stage.
         """
-        if self.weak_heat <= 0 or self.weak_max == 0 or not weak:
+        if self.weak_heat == 0 or not weak:
             return
         img = _as_bgr(image)
 
