@@ -312,6 +312,71 @@ def test_two_confident_readings_of_different_cards_are_never_one_card(rec):
     assert sorted(c.card for c in result.cards) == ["8C", "9S"] and result.unknown == []
 
 
+def _share(a, b, card_a: str, card_b: str, p: float) -> None:
+    """Give each of two readings probability ``p`` for the other's card (so they overlap)."""
+    from vision.recogniser import CARD_NAMES
+
+    a.probs[CARD_NAMES.index(card_b)] = p
+    b.probs[CARD_NAMES.index(card_a)] = p
+
+
+def test_two_cards_played_from_opposite_seats_onto_one_pile_stay_two(rec):
+    """8S and 2S land on the pile from opposite sides of the table: their corners point nearly
+    opposite ways (145 degrees apart) and guess nearby card centres, and their readings overlap a
+    little (a 2 and an 8 share a suit).  The refiner puts each angle right to within a few degrees,
+    so 35 degrees short of opposite are two cards; turned fully opposite, the same two corners
+    are taken for one card read two ways (its product is doubtful: unknown)."""
+    eight = _reading("8S", 0.959, (440, 247), 17.0, (522, 310), card_h=246)
+    two = _reading("2S", 0.98, (560, 447), 162.0, (528, 352), card_h=222)
+    _share(eight, two, "8S", "2S", 0.004)
+    assert float(eight.probs @ two.probs) > rec.pair_agreement
+    assert rec.refiner is not None and rec.pair_min_turn > 145
+    result = rec.assemble([eight, two], 1280, 720)
+    assert sorted(c.card for c in result.cards) == ["2S", "8S"] and result.unknown == []
+    # The same corners exactly opposite are one card's (and its two readings cancel out).
+    two.angle = 197.0
+    assert rec._pair_distance(eight, two) < rec.pair_tolerance
+    merged = rec.assemble([eight, two], 1280, 720)
+    assert len(merged.cards) + len(merged.unknown) == 1
+
+
+def test_a_model_without_refiner_pairs_looser_angles(rec, tmp_path):
+    """The detector's own angles are off by up to about 24 degrees: without a refiner two corners
+    145 degrees apart may still be one card's."""
+    import json
+    import shutil
+
+    for f in MODEL_DIR.iterdir():
+        shutil.copy(f, tmp_path / f.name)
+    meta = json.loads((tmp_path / "model.json").read_text())
+    del meta["refiner"]
+    (tmp_path / "model.json").write_text(json.dumps(meta))
+    bare = Recogniser(tmp_path)
+    a = _reading("9H", 0.99, (300, 200), 0.0, (340, 260))
+    b = _reading("9H", 0.99, (420, 380), 145.0, (345, 265))
+    assert bare._pair_distance(a, b) < bare.pair_tolerance
+    assert rec._pair_distance(a, b) == float("inf")
+
+
+def test_two_corners_of_one_card_pair_even_when_its_size_is_overguessed(rec):
+    """An unseen design's 5S: its corners lie 150 pixels apart on a 190-pixel card, but the
+    detector guesses the card at 250, so they look too close to be its two corners.  Both read
+    5S, which the deck holds once: they are one card.  Before, the top corner paired with the 6S
+    corner beside it instead (their readings overlap a little) and the 6S was lost."""
+    top = _reading("5S", 0.978, (230, 167), 4.0, (298, 249), card_h=251)
+    bottom = _reading("5S", 0.983, (336, 273), -175.0, (268, 201), card_h=242)
+    six = _reading("6S", 0.982, (428, 376), -180.0, (352, 278), card_h=297)
+    _share(top, six, "5S", "6S", 0.0007)
+    assert float(top.probs @ six.probs) > rec.pair_agreement
+    assert 0.4 * 251 < 150 < 0.6 * 251
+    assert rec._pair_distance(top, bottom) < rec.pair_tolerance
+    result = rec.assemble([top, bottom, six], 1280, 720)
+    assert sorted(c.card for c in result.cards) == ["5S", "6S"] and result.unknown == []
+    # Two corners that read different cards must still lie most of a card apart.
+    near = _reading("7S", 0.98, (336, 273), -175.0, (268, 201), card_h=242)
+    assert rec._pair_distance(top, near) == float("inf")
+
+
 def test_a_corner_cut_by_the_picture_edge_gives_way_to_the_whole_one(rec):
     """QD's top corner is whole (0.976); its bottom corner is cut by the top edge of the picture and
     reads JD (0.727, QD 0.005).  Weighed together the two would be a toss-up; the cut corner was

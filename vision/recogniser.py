@@ -50,6 +50,11 @@ REFINE_LIMITS = np.array([0.5, 0.5, 35.0 / REFINE_ANGLE_UNIT, 0.5])
 #: that it is an index at all to count: every right one measured was (seed
 #: 99), some wrong ones were not.
 SURE_P_INDEX = 0.995
+#: Pairing two indices into one card (:meth:`Recogniser._pair_distance`): the least
+#: turn between their glyphs, with and without a refiner, and the least distance
+#: between them in guessed card heights, for readings of different cards and of the same.
+PAIR_MIN_TURN, PAIR_MIN_TURN_UNREFINED = 165.0, 140.0
+PAIR_APART, PAIR_APART_SAME = 0.6, 0.4
 
 
 @dataclass(frozen=True)
@@ -252,6 +257,13 @@ class Recogniser:
         #: two confident readings of different cards are two cards, however close.
         # (Kept above zero: a pair that shares no probability at all has no product to weigh.)
         self.pair_agreement = max(1e-12, number("pair_agreement", 0.001))
+        #: Two indices are opposite corners of one card only when their glyphs are
+        #: turned this many degrees or more from each other (180 at best).  The
+        #: refiner puts an index's angle right to within about 4 degrees (98th
+        #: percentile), so a pile's two cards whose corners lie opposite ways
+        #: but a little askew are told apart; the detector's own angles are
+        #: looser (about 24 degrees), so a model without a refiner allows more.
+        self.pair_min_turn = PAIR_MIN_TURN if self.refiner is not None else PAIR_MIN_TURN_UNREFINED
         #: How the views' probabilities are combined: "geometric" (their product,
         #: renormalised: a class that one view rules out is ruled out, agreeing views
         #: sharpen) or "arithmetic" (their average; older models).
@@ -550,13 +562,17 @@ class Recogniser:
         x, y = ix.centre
         return x - r < 0 or y - r < 0 or x + r > W or y + r > H
 
-    @staticmethod
-    def _pair_distance(a: IndexReading, b: IndexReading) -> float:
+    def _pair_distance(self, a: IndexReading, b: IndexReading) -> float:
         """How far apart, in card heights, the card centres that two opposite
         indices predict are; infinity unless they can be one card's corners."""
         card_h = max(a.card_height, b.card_height)
         turn = abs((a.angle - b.angle + 180.0) % 360.0 - 180.0)
-        if turn <= 140 or math.dist(a.centre, b.centre) <= 0.6 * card_h:
+        # A card's corners lie most of a card apart.  An unseen design's card
+        # height is a guess from its index (30% too large is not rare), so two
+        # corners that read the same card, which the deck allows once, may lie
+        # closer than that guess says.
+        apart = PAIR_APART_SAME if a.best[0] == b.best[0] else PAIR_APART
+        if turn < self.pair_min_turn or math.dist(a.centre, b.centre) <= apart * card_h:
             return math.inf
         return math.dist(a.card_centre, b.card_centre) / card_h
 
