@@ -377,6 +377,25 @@ def test_two_corners_of_one_card_pair_even_when_its_size_is_overguessed(rec):
     assert rec._pair_distance(top, near) == float("inf")
 
 
+def test_an_unknown_in_the_place_of_a_card_read_is_not_reported(rec):
+    """5D is read from both corners.  A third spot on it (a lone suit pip where another design
+    prints an index, read doubtfully as 4D) guesses the same card: an unknown there would only
+    repeat the 5D, so it is left out.  A doubtful spot that guesses a card elsewhere is still
+    reported as unknown, at its place."""
+    top = _reading("5D", 0.99, (545, 285), 0.0, (600, 360), card_h=200)
+    bottom = _reading("5D", 0.98, (655, 435), 180.0, (600, 360), card_h=200)
+    pip = _reading("4D", 0.4, (548, 290), 0.0, (603, 365), card_h=200)
+    elsewhere = _reading("4D", 0.4, (845, 285), 0.0, (900, 360), card_h=200)
+    result = rec.assemble([top, bottom, pip, elsewhere], 1280, 720)
+    assert [c.card for c in result.cards] == ["5D"]
+    assert len(result.unknown) == 1
+    x1, y1, x2, y2 = result.unknown[0].box
+    assert x1 < 900 < x2 and y1 < 360 < y2
+    # Without the card read, the pip's unknown stays (nothing else says a card lies there).
+    alone = rec.assemble([pip], 1280, 720)
+    assert alone.cards == [] and len(alone.unknown) == 1
+
+
 def test_a_corner_cut_by_the_picture_edge_gives_way_to_the_whole_one(rec):
     """QD's top corner is whole (0.976); its bottom corner is cut by the top edge of the picture and
     reads JD (0.727, QD 0.005).  Weighed together the two would be a toss-up; the cut corner was

@@ -55,6 +55,8 @@ SURE_P_INDEX = 0.995
 #: between them in guessed card heights, for readings of different cards and of the same.
 PAIR_MIN_TURN, PAIR_MIN_TURN_UNREFINED = 165.0, 140.0
 PAIR_APART, PAIR_APART_SAME = 0.6, 0.4
+#: An unknown box that overlaps a card read this much (intersection over union) is not reported.
+SAME_PLACE_IOU = 0.5
 
 
 @dataclass(frozen=True)
@@ -152,6 +154,16 @@ def _is_sure(ix: IndexReading, accept: float) -> bool:
 def _score(ix: IndexReading) -> float:
     """How well a classified reading reads: its best card's probability, 0 when refused."""
     return ix.best[1] if ix.p_index >= 0.5 else 0.0
+
+
+def _overlap(a: tuple, b: tuple) -> float:
+    """Intersection over union of two boxes (x1, y1, x2, y2)."""
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    if w <= 0 or h <= 0:
+        return 0.0
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - w * h
+    return w * h / union
 
 
 def _softmax(x: np.ndarray) -> np.ndarray:
@@ -551,6 +563,11 @@ class Recogniser:
                 result.cards.append(CardReading(label, round(conf, 4), box))
             else:
                 result.unknown.append(UnknownCard(box))
+        # An unknown that covers the same place as a card read is most often that
+        # card seen again (a lone bottom pip where an index would be, a corner
+        # read a second time): it tells nothing, so it is not reported.
+        result.unknown = [u for u in result.unknown
+                          if all(_overlap(u.box, c.box) < SAME_PLACE_IOU for c in result.cards)]
         result.cards.sort(key=lambda c: (c.box[1], c.box[0]))
         result.unknown.sort(key=lambda u: (u.box[1], u.box[0]))
         return result
