@@ -1,0 +1,38 @@
+"""bench/bench_blur.py runs, and its totals add up from its rows."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from vision.synth.decks import available_decks
+
+
+@pytest.fixture(scope="module")
+def bench():
+    if "younestouati" not in available_decks():
+        pytest.fail("card art not rendered: run scripts/fetch-art.sh")
+    path = Path(__file__).resolve().parents[1] / "bench" / "bench_blur.py"
+    spec = importlib.util.spec_from_file_location("bench_blur", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_blur_benchmark_prints_one_row_per_blur_step_and_the_totals(bench, capsys):
+    assert bench.main(["--n", "4", "--cards", "1-2", "--blur", "0-3"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = [line.split() for line in lines if line.split() and line.split()[0][0].isdigit()]
+    assert [float(r[0]) for r in rows] == [0.0, 1.0, 2.0, 3.0]
+    assert [int(r[1]) for r in rows] == [1, 2, 1, 2]  # 1-2 cards per scene, in turn
+    total = next(line.split() for line in lines if line.split()[:1] == ["all"])
+    assert int(total[1]) == 6 and int(total[2]) == sum(int(r[2]) for r in rows)
+    assert int(rows[0][2]) == 1  # the one card at blur 0 is read
+
+
+def test_blur_benchmark_reads_ranges(bench):
+    assert bench._span("3") == (3.0, 3.0)
+    assert bench._span("1.5-9") == (1.5, 9.0)
+    assert bench._span("1-5", int) == (1, 5)
