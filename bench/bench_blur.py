@@ -44,7 +44,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--height", default="120-200", help="card height in px, LO-HI (default 120-200)")
     ap.add_argument("--blur", default="3-8", help="Gaussian blur sigma in px, LO-HI (default 3-8)")
     args = ap.parse_args(argv)
-    cards, height, blur = _span(args.cards, int), _span(args.height), _span(args.blur)
+    try:
+        cards, height, blur = _span(args.cards, int), _span(args.height), _span(args.blur)
+    except ValueError:
+        ap.error("--cards, --height and --blur take a number or a range LO-HI")
+    if not (1 <= cards[0] <= cards[1] <= 8 and 0 < height[0] <= height[1] and 0 <= blur[0] <= blur[1]):
+        ap.error("ranges must run low to high: 1-8 cards, a positive height, a blur of 0 or more")
 
     cv2.setNumThreads(1)
     build_face_cache(log=lambda m: None)

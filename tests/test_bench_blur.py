@@ -32,7 +32,13 @@ def test_blur_benchmark_prints_one_row_per_blur_step_and_the_totals(bench, capsy
     assert int(rows[0][2]) == 1  # the one card at blur 0 is read
 
 
-def test_blur_benchmark_reads_ranges(bench):
+def test_blur_benchmark_reads_ranges_and_refuses_bad_ones(bench, capsys):
     assert bench._span("3") == (3.0, 3.0)
     assert bench._span("1.5-9") == (1.5, 9.0)
     assert bench._span("1-5", int) == (1, 5)
+    for bad, why in ((["--cards", "5-2"], "low to high"), (["--cards", "0"], "low to high"),
+                     (["--blur", "x"], "a number or a range"), (["--height", "-10"], "a number or a range")):
+        with pytest.raises(SystemExit) as stop:
+            bench.main(bad)
+        assert stop.value.code == 2
+        assert why in capsys.readouterr().err
