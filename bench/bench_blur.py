@@ -10,8 +10,10 @@ designs (3 cards of 120-200 px by default, as in the test) with Gaussian
 camera blur from ``--blur``, stepped evenly over the scenes.  At 3 px the
 indices (20-40 px high) can still be read now and then; from 5 px hardly
 ever (docs/vision.md has the measured rows).  Prints, per blur step, the cards present, reported and reported
-wrong, and every wrong one with its confidence.  Needs the art
-(scripts/fetch-art.sh).
+wrong, and every wrong one with its confidence.  A card is wrong by the
+benchmark's rule (``vision/evaluation.py``): reported where that card does
+not lie, so a card misread as another card of the same scene counts too.
+Needs the art (scripts/fetch-art.sh).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from vision.evaluation import score_image  # noqa: E402
 from vision.recogniser import Recogniser  # noqa: E402
 from vision.synth.decks import HELD_OUT, available_decks, build_face_cache  # noqa: E402
 from vision.synth.scene import random_scene_spec, render_scene  # noqa: E402
@@ -70,15 +73,14 @@ def main(argv: list[str] | None = None) -> int:
         spec = random_scene_spec(rng, decks, 960, 540, n_cards=n_cards, card_height=height)
         spec.camera.blur = blur[0] + (blur[1] - blur[0]) * (k % steps) / max(1, steps - 1)
         img, ann = render_scene(spec, rng)
-        truth = {c.card for c in ann.cards}
-        got = rec.recognise(img).cards
-        wrong = [c for c in got if c.card not in truth]
+        result = rec.recognise(img)
+        score = score_image(result, ann)
         row = rows.setdefault(round(spec.camera.blur, 2), [0, 0, 0])
-        row[0] += len(truth)
-        row[1] += len(got)
-        row[2] += len(wrong)
-        wrong_cards += [f"scene {k} (blur {spec.camera.blur:.1f}): {c.card} at {c.confidence:.2f}, "
-                        f"present {'/'.join(sorted(truth))}" for c in wrong]
+        row[0] += len(ann.cards)
+        row[1] += len(result.cards)
+        row[2] += score.fp
+        wrong_cards += [f"scene {k} (blur {spec.camera.blur:.1f}): {w}, present "
+                        f"{'/'.join(sorted(c.card for c in ann.cards))}" for w in score.wrong]
 
     print(f"{'blur px':>8} {'present':>8} {'reported':>9} {'wrong':>6}")
     for b, (present, reported, wrong) in sorted(rows.items()):
