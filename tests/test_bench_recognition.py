@@ -1,0 +1,60 @@
+"""bench/bench_recognition.py: its scene cache gives back the very scenes it rendered."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vision.synth.decks import available_decks
+
+DECKS = ["younestouati", "gnome-plastic"]
+
+
+@pytest.fixture(scope="module")
+def bench():
+    if not set(DECKS) <= set(available_decks()):
+        pytest.fail("card art not rendered: run scripts/fetch-art.sh")
+    path = Path(__file__).resolve().parents[1] / "bench" / "bench_recognition.py"
+    spec = importlib.util.spec_from_file_location("bench_recognition", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_cached_scenes_are_the_rendered_scenes_bit_for_bit(bench, tmp_path):
+    rendered = list(bench.render_scenes(5, 3, DECKS))
+    assert [len(ann.cards) for _, ann in rendered] == [1, 2, 3]   # 1 to 8 cards, in turn
+    first = list(bench.cached_scenes(5, 3, DECKS, tmp_path))      # rendered and stored
+    (stored,) = tmp_path.iterdir()
+    assert stored == bench.cache_path(5, 3, DECKS, tmp_path)
+    stamp = stored.stat().st_mtime_ns
+    again = list(bench.cached_scenes(5, 3, DECKS, tmp_path))      # read back, not rendered
+    assert stored.stat().st_mtime_ns == stamp and len(list(tmp_path.iterdir())) == 1
+    for (img, ann), (img1, ann1), (img2, ann2) in zip(rendered, first, again):
+        assert img.dtype == img2.dtype == np.uint8 and np.array_equal(img, img1) and np.array_equal(img, img2)
+        assert [c.card for c in ann.cards] == [c.card for c in ann1.cards] == [c.card for c in ann2.cards]
+        assert [c.box for c in ann.cards] == [c.box for c in ann2.cards]
+
+
+def test_the_cache_key_follows_seed_count_and_designs(bench, tmp_path):
+    key = bench.cache_path(5, 3, DECKS, tmp_path)
+    others = {bench.cache_path(6, 3, DECKS, tmp_path), bench.cache_path(5, 4, DECKS, tmp_path),
+              bench.cache_path(5, 3, DECKS[:1], tmp_path)}
+    assert key not in others and len(others) == 3
+    assert key == bench.cache_path(5, 3, list(DECKS), tmp_path)
+
+
+def test_the_benchmark_reads_its_scenes_from_the_cache(bench, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(bench, "CACHE_DIR", tmp_path)
+    assert bench.main(["--n", "2", "--cache", "--show-errors", "0"]) == 0
+    first = capsys.readouterr().out
+    assert len(list(tmp_path.iterdir())) == 1
+    assert bench.main(["--n", "2", "--cache", "--show-errors", "0"]) == 0
+    second = capsys.readouterr().out
+
+    def figures(out):  # the score lines, without the timings
+        return [line for line in out.splitlines() if " images " in line]
+    assert figures(first) == figures(second) and len(figures(first)) >= 4
