@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
-from vision.synth.decks import available_decks
+from bench_modules import load_bench
 
 
 @pytest.fixture(scope="module")
 def bench():
-    if "younestouati" not in available_decks():
-        pytest.fail("card art not rendered: run scripts/fetch-art.sh")
-    path = Path(__file__).resolve().parents[1] / "bench" / "bench_blur.py"
-    spec = importlib.util.spec_from_file_location("bench_blur", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("bench_blur", ["younestouati"])
 
 
 def test_blur_benchmark_prints_one_row_per_blur_step_and_the_totals(bench, capsys):

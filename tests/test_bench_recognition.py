@@ -2,26 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-from vision.synth.decks import available_decks
+from bench_modules import load_bench
 
 DECKS = ["younestouati", "gnome-plastic"]
 
 
 @pytest.fixture(scope="module")
 def bench():
-    if not set(DECKS) <= set(available_decks()):
-        pytest.fail("card art not rendered: run scripts/fetch-art.sh")
-    path = Path(__file__).resolve().parents[1] / "bench" / "bench_recognition.py"
-    spec = importlib.util.spec_from_file_location("bench_recognition", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("bench_recognition", DECKS)
 
 
 def test_cached_scenes_are_the_rendered_scenes_bit_for_bit(bench, tmp_path):
