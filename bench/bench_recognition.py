@@ -19,7 +19,8 @@ about 1.4 MB per scene) under ``data/bench/`` and reads them back next time,
 so that comparing models on the same scenes costs the recognition only
 (about a minute for 960 scenes instead of four).  The cache is keyed by the
 seed, the number of scenes, the designs and the renderer's source, so a
-changed renderer renders anew.
+changed renderer renders anew (not by the card art: after installing other
+art, delete ``data/bench/``).
 """
 
 from __future__ import annotations
