@@ -68,20 +68,26 @@ def cache_path(seed: int, n: int, decks: list[str], cache_dir: Path = CACHE_DIR)
 def cached_scenes(seed: int, n: int, decks: list[str], cache_dir: Path = CACHE_DIR
                   ) -> Iterator[tuple[np.ndarray, SceneAnnotation]]:
     """The same scenes as :func:`render_scenes`, read back from the cache when it holds
-    them, else rendered and stored (PNG, lossless: the images are bit for bit the same)."""
+    them, else rendered and stored as they go (PNG, lossless: the images are bit for bit
+    the same).  One scene at a time either way, so memory does not grow with ``n``."""
     path = cache_path(seed, n, decks, cache_dir)
     if path.exists():
         with path.open("rb") as f:
-            stored = pickle.load(f)
-    else:
-        stored = [(cv2.imencode(".png", image)[1], ann) for image, ann in render_scenes(seed, n, decks)]
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".part")
-        with tmp.open("wb") as f:
-            pickle.dump(stored, f, protocol=pickle.HIGHEST_PROTOCOL)
-        tmp.replace(path)  # a run stopped halfway leaves no half-written cache behind
-    for png, ann in stored:
-        yield cv2.imdecode(png, cv2.IMREAD_COLOR), ann
+            for k in range(n):
+                try:
+                    png, ann = pickle.load(f)
+                except (EOFError, pickle.UnpicklingError, ValueError, TypeError) as exc:
+                    raise RuntimeError(f"scene cache {path} is unreadable at scene {k} ({exc!r}); "
+                                       f"delete it and run again") from None
+                yield cv2.imdecode(png, cv2.IMREAD_COLOR), ann
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".part")
+    with tmp.open("wb") as f:
+        for image, ann in render_scenes(seed, n, decks):
+            pickle.dump((cv2.imencode(".png", image)[1], ann), f, protocol=pickle.HIGHEST_PROTOCOL)
+            yield image, ann
+    tmp.replace(path)  # only a complete set becomes the cache; a run stopped halfway leaves a .part
 
 
 def main(argv: list[str] | None = None) -> int:

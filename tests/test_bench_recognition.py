@@ -30,6 +30,24 @@ def test_cached_scenes_are_the_rendered_scenes_bit_for_bit(bench, tmp_path):
         assert [c.box for c in ann.cards] == [c.box for c in ann2.cards]
 
 
+def test_a_damaged_cache_is_named_not_misread(bench, tmp_path):
+    list(bench.cached_scenes(5, 3, DECKS, tmp_path))
+    path = bench.cache_path(5, 3, DECKS, tmp_path)
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])   # cut short
+    scenes = bench.cached_scenes(5, 3, DECKS, tmp_path)
+    with pytest.raises(RuntimeError, match="unreadable at scene .*delete it"):
+        list(scenes)
+
+
+def test_a_cache_left_half_written_is_not_used(bench, tmp_path):
+    scenes = bench.cached_scenes(5, 3, DECKS, tmp_path)
+    next(scenes)
+    scenes.close()                                          # stopped after one scene
+    assert not bench.cache_path(5, 3, DECKS, tmp_path).exists()
+    assert len(list(bench.cached_scenes(5, 3, DECKS, tmp_path))) == 3
+    assert bench.cache_path(5, 3, DECKS, tmp_path).exists()
+
+
 def test_the_cache_key_follows_seed_count_and_designs(bench, tmp_path):
     key = bench.cache_path(5, 3, DECKS, tmp_path)
     others = {bench.cache_path(6, 3, DECKS, tmp_path), bench.cache_path(5, 4, DECKS, tmp_path),
