@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
 
     cv2.setNumThreads(1)
     build_face_cache(log=lambda m: None)
-    rec = Recogniser(args.model)
+    rec = Recogniser(args.model, threads=1)
     # The designs this model was trained without, as bench_recognition.py picks them.
     decks = [d for d in rec.meta.get("held_out", list(HELD_OUT)) if d in available_decks()]
     if not decks:

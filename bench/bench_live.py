@@ -191,7 +191,7 @@ def main(argv=None) -> int:
         from vision.recogniser import ModelError, Recogniser
         from vision.card_reader import RecogniserReader
         try:
-            readers.append(("real recogniser (vision.recogniser)", RecogniserReader(Recogniser())))
+            readers.append(("real recogniser (vision.recogniser)", RecogniserReader(Recogniser(threads=1))))
         except ModelError as exc:
             print(f"real recogniser: not measured ({exc})")
     except ImportError as exc:

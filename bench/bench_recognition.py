@@ -11,7 +11,8 @@ images of each count), scattered, fanned, in rows and piles, with hands,
 glare, blur, noise and JPEG.  Prints per-card precision and recall and
 exact-set accuracy per image, split by card count and by overlap, per
 design, and the recognition time per 1280x720 image on one core
-(``cv2.setNumThreads(1)``; rendering is not timed).  Needs the art
+(``cv2.setNumThreads(1)`` and one engine thread; rendering is not timed).
+``--engine opencv`` runs the networks through cv2.dnn instead of onnxruntime.  Needs the art
 (scripts/fetch-art.sh).  Rules of the scoring: ``vision/evaluation.py``.
 
 ``--cache`` keeps the rendered scenes (lossless PNG and their annotations,
@@ -98,13 +99,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threshold", type=float, default=None, help="accept threshold (default: the model's)")
     ap.add_argument("--sweep", action="store_true", help="also print precision/recall at other thresholds")
     ap.add_argument("--show-errors", type=int, default=10, help="print this many wrong readings")
+    ap.add_argument("--engine", choices=("auto", "onnxruntime", "opencv"), default="auto",
+                    help="what runs the networks (default: onnxruntime where installed)")
     ap.add_argument("--cache", action="store_true",
                     help=f"keep the rendered scenes under {CACHE_DIR} and reuse them (about 1.4 MB per scene)")
     args = ap.parse_args(argv)
 
     cv2.setNumThreads(1)
     build_face_cache(log=lambda m: None)
-    rec = Recogniser(args.model, accept_threshold=args.threshold)
+    rec = Recogniser(args.model, accept_threshold=args.threshold, engine=args.engine, threads=1)
     # The designs this model was trained without (recorded at training time).
     held_out = rec.meta.get("held_out", list(HELD_OUT))
     decks = [d for d in held_out if d in available_decks()]
@@ -112,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         print("held-out deck designs are not installed: run scripts/fetch-art.sh", file=sys.stderr)
         return 2
     print(f"model {rec.model_dir} (trained on {len(rec.meta.get('trained_on', []))} designs); "
-          f"held-out designs: {', '.join(decks)}; accept threshold {rec.accept_threshold}")
+          f"held-out designs: {', '.join(decks)}; accept threshold {rec.accept_threshold}; engine {rec.engine}")
 
     scenes = (cached_scenes(args.seed, args.n, decks, CACHE_DIR) if args.cache
               else render_scenes(args.seed, args.n, decks))

@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
 
     cv2.setNumThreads(1)
     build_face_cache(log=lambda m: None)
-    rec = Recogniser(args.model, accept_threshold=args.threshold)
+    rec = Recogniser(args.model, accept_threshold=args.threshold, threads=1)
     decks = [d for d in rec.meta.get("held_out", list(HELD_OUT)) if d in available_decks()]
     if not decks:
         print("held-out deck designs are not installed: run scripts/fetch-art.sh", file=sys.stderr)

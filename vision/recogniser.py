@@ -1,7 +1,7 @@
 """Recognise the playing cards in one image: rank, suit, confidence and box per card.
 
     from vision.recogniser import Recogniser
-    rec = Recogniser()                      # loads vision/models/*.onnx (cv2.dnn)
+    rec = Recogniser()                      # loads vision/models/*.onnx (onnxruntime, or cv2.dnn)
     result = rec.recognise(cv2.imread("table.jpg"))
     for c in result.cards:   print(c.card, c.confidence, c.box)    # "10H" 0.99 (x1, y1, x2, y2)
     for u in result.unknown: print("unreadable card at", u.box)
@@ -22,7 +22,8 @@ confident, otherwise it is reported as unknown with its box. A card appears
 once per deck, which is used only to break ties between two readings of the
 same card.
 
-Run time needs numpy and OpenCV only (no PyTorch).
+Run time needs numpy and OpenCV, and onnxruntime where it has wheels
+(vision/inference.py: without it OpenCV runs the same networks, slower); no PyTorch.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from vision.inference import ENGINES, EngineError, OnnxNet
 from vision.index_geometry import (CARD_ASPECT, DET_LONG_SIDE, DET_STRIDE, H_REF, MAX_INDEX_SHARE, NOT_INDEX,
                                    PATCH_H, PATCH_W, RANKS, REFINE_ANGLE_UNIT, REFINE_PATCH_H, REFINE_PATCH_W,
                                    REFINE_WINDOW_H, REFINE_WINDOW_W, SUITS, apply_refinement, card_box, crop_index,
@@ -226,17 +228,20 @@ def decode_indices(out: np.ndarray, scale: float, heat_threshold: float) -> list
 
 
 class Recogniser:
-    """Card recogniser backed by small ONNX models run through ``cv2.dnn``:
-    the index detector, the refiner (absent from older models) and the classifier.
+    """Card recogniser backed by small ONNX models: the index detector, the
+    refiner (absent from older models) and the classifier.
 
     ``model_dir`` defaults to the models shipped in the package.  Thresholds
     default to the values in its ``model.json``: ``accept_threshold`` is the
     confidence below which a card is reported as unknown; ``heat_threshold``
     how sure the detector must be that an index is there at all.
+    ``engine`` runs the networks (:class:`vision.inference.OnnxNet`: "auto"
+    takes onnxruntime where it is installed, else OpenCV's dnn) on up to
+    ``threads`` CPU threads (``None``: the engine's default, every core).
     """
 
     def __init__(self, model_dir: Path | str | None = None, accept_threshold: float | None = None,
-                 heat_threshold: float | None = None):
+                 heat_threshold: float | None = None, engine: str = "auto", threads: int | None = None):
         self.model_dir = Path(model_dir) if model_dir is not None else MODEL_DIR
         meta_path = self.model_dir / "model.json"
         if not meta_path.exists():
@@ -254,14 +259,24 @@ class Recogniser:
             except (TypeError, ValueError):
                 raise ModelError(f"{key} in {meta_path} must be a number, got {value!r}") from None
 
+        if engine not in ("auto", *ENGINES):
+            raise ValueError(f"unknown inference engine {engine!r}: use auto, {' or '.join(ENGINES)}")
+
+        def net(key: str) -> OnnxNet:
+            path = self.model_dir / self.meta[key]
+            if not path.is_file():
+                raise ModelError(f"cannot load the recogniser model from {self.model_dir}: {path.name} is missing")
+            return OnnxNet(path, engine, threads)
+
         try:
-            self.detector = cv2.dnn.readNetFromONNX(str(self.model_dir / self.meta["detector"]))
-            self.classifier = cv2.dnn.readNetFromONNX(str(self.model_dir / self.meta["classifier"]))
+            self.detector = net("detector")
+            self.classifier = net("classifier")
             # Older models have no refiner: their indices are read where the detector put them.
-            refiner = self.meta.get("refiner")
-            self.refiner = cv2.dnn.readNetFromONNX(str(self.model_dir / refiner)) if refiner else None
-        except (cv2.error, KeyError) as exc:
+            self.refiner = net("refiner") if self.meta.get("refiner") else None
+        except (EngineError, KeyError) as exc:
             raise ModelError(f"cannot load the recogniser model from {self.model_dir}: {exc}") from exc
+        #: The engine that runs the networks: "onnxruntime" or "opencv".
+        self.engine = self.detector.engine
         self.long_side = int(number("det_long_side", DET_LONG_SIDE))
         self.accept_threshold = float(accept_threshold if accept_threshold is not None
                                       else number("accept_threshold", 0.85))
@@ -335,8 +350,7 @@ class Recogniser:
         if min(H, W) < 16:
             return []
         small, s, (gh, gw) = detector_input(img, self.long_side)
-        self.detector.setInput(cv2.dnn.blobFromImage(small, 1.0 / 255.0))
-        out = self.detector.forward()[0]
+        out = self.detector(cv2.dnn.blobFromImage(small, 1.0 / 255.0))[0]
         floor = min(self.heat_threshold, self.weak_heat) if self.weak_heat > 0 else self.heat_threshold
         return decode_indices(out[:, :gh, :gw], s, floor)
 
@@ -352,8 +366,7 @@ class Recogniser:
         for _ in range(self.refine_steps):
             crops = [crop_index(img, ix.centre, ix.angle, ix.height, window, patch) for ix in indices]
             blob = standardise_crops(cv2.dnn.blobFromImages(crops, 1.0 / 255.0)).astype(np.float32)
-            self.refiner.setInput(blob)
-            out = np.clip(self.refiner.forward().reshape(len(crops), 4), -REFINE_LIMITS, REFINE_LIMITS)
+            out = np.clip(self.refiner(blob).reshape(len(crops), 4), -REFINE_LIMITS, REFINE_LIMITS)
             for ix, o in zip(indices, out):
                 _move(ix, *apply_refinement((ix.centre, ix.angle, ix.height), o))
 
@@ -372,8 +385,7 @@ class Recogniser:
         blob = cv2.dnn.blobFromImages(crops, 1.0 / 255.0)
         if self.crop_norm == "standardise":
             blob = standardise_crops(blob).astype(np.float32)
-        self.classifier.setInput(blob)
-        logits = self.classifier.forward().reshape(len(crops), -1)
+        logits = self.classifier(blob).reshape(len(crops), -1)
         p_rank = self._combine(_softmax(logits[:, :NOT_INDEX + 1]).reshape(len(indices), len(views), -1))
         p_suit = self._combine(_softmax(logits[:, NOT_INDEX + 1:]).reshape(len(indices), len(views), -1))
         for ix, pr, ps in zip(indices, p_rank, p_suit):
