@@ -124,6 +124,9 @@ if [ "$dry_run" -eq 0 ]; then
     "$venv/bin/python" - <<'PY' || die "the venv cannot import what the service needs (see above)"
 import numpy, cv2, gpiozero
 print(f"numpy {numpy.__version__}, OpenCV {cv2.__version__}, gpiozero {gpiozero.__version__}")
+from vision.inference import onnxruntime_available
+print("the card recogniser runs on " + ("onnxruntime" if onnxruntime_available() else
+      "OpenCV's dnn (no onnxruntime wheel for this system, e.g. 32-bit Raspberry Pi OS: slower)"))
 try:
     import picamera2  # noqa: F401  (from apt, via --system-site-packages)
     print("picamera2 importable")
