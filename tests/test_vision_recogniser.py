@@ -91,9 +91,12 @@ def test_both_engines_read_the_same(rec, held_out):
         assert rec.recognise(img).to_dict() == opencv.recognise(img).to_dict()
 
 
-def test_an_unknown_engine_is_a_clear_error():
+def test_an_unknown_engine_or_a_bad_thread_count_is_a_clear_error():
     with pytest.raises(ValueError, match="unknown inference engine 'tensorrt'"):
         Recogniser(engine="tensorrt")
+    for threads in (0, -2, 1.5, "4"):
+        with pytest.raises(ValueError, match="threads must be a whole number from 1"):
+            Recogniser(threads=threads)
 
 
 @pytest.mark.parametrize("engine", ["onnxruntime", "opencv"])

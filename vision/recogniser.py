@@ -261,6 +261,8 @@ class Recogniser:
 
         if engine not in ("auto", *ENGINES):
             raise ValueError(f"unknown inference engine {engine!r}: use auto, {' or '.join(ENGINES)}")
+        if threads is not None and (not isinstance(threads, int) or threads < 1):
+            raise ValueError(f"threads must be a whole number from 1, or None for every core; got {threads!r}")
 
         def net(key: str) -> OnnxNet:
             path = self.model_dir / self.meta[key]
