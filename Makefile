@@ -20,7 +20,7 @@ $(VENV)/.created:
 	touch $@
 
 setup: $(VENV)/.created
-	$(PIP) install -q -c $(CONSTRAINTS) -e .
+	$(PIP) install -q -c $(CONSTRAINTS) -e '.[fast]'
 
 # Debian packages the tests need (browser, systemd-analyze, card art, ...).
 apt:

@@ -199,3 +199,30 @@ def test_calibrate_command_prints_the_geometry_section_as_toml(tmp_path, capsys)
     assert g.seats == 3 and g.scoreboard and g.table_mm == TABLE and g.image_size == (1280, 720)
     assert main(["calibrate", "--source", f"images:{tmp_path}/none*.png", "--table", "900x560"]) == 2
     assert "calibration failed" in capsys.readouterr().err
+
+
+def test_the_recognition_section_chooses_the_recognisers_engine_and_threads(tmp_path):
+    """``[recognition] engine`` and ``threads`` reach the recogniser that ``cardtable run`` builds;
+    a bad value is refused when the table is built, not at the first card."""
+    from cardtable.config import Config
+    from cardtable.session import Session
+    from cardtable.store import Store
+    from vision.live import calibrate, live_table_from_config
+
+    image, _ = camera_view_of_markers()
+    cv2.imwrite(str(tmp_path / "b.png"), image)
+    geometry = calibrate(f"images:{tmp_path}/b.png", TABLE, seats=3)
+    session = Session(Store(str(tmp_path / "t.sqlite")))
+
+    def build(**recognition):
+        config = Config.from_dict({"camera": {"source": f"images:{tmp_path}/b.png"},
+                                   "geometry": geometry.to_config(), "recognition": recognition})
+        return live_table_from_config(config, session)
+
+    recogniser = build(engine="opencv", threads=2).observer.reader.recogniser
+    assert recogniser.engine == "opencv"
+    assert build(threads=1).observer.reader.recogniser.engine == "onnxruntime"
+    with pytest.raises(ValueError, match="unknown inference engine 'gpu'"):
+        build(engine="gpu")
+    with pytest.raises(ValueError, match="threads must be a whole number"):
+        build(threads=0)

@@ -114,13 +114,13 @@ def test_the_unit_settings():
 
 # -- the install script (dry run) ----------------------------------------------------------------------
 
-def dry_run(tmp_path: Path, codename: str | None) -> subprocess.CompletedProcess:
+def dry_run(tmp_path: Path, codename: str | None, python_bits: int = 64) -> subprocess.CompletedProcess:
     os_release = tmp_path / "os-release"
     lines = ['PRETTY_NAME="Debian GNU/Linux"', "ID=debian"]
     if codename:
         lines.append(f"VERSION_CODENAME={codename}")
     os_release.write_text("\n".join(lines) + "\n")
-    env = {**os.environ, "CARDTABLE_OS_RELEASE": str(os_release)}
+    env = {**os.environ, "CARDTABLE_OS_RELEASE": str(os_release), "CARDTABLE_PYTHON_BITS": str(python_bits)}
     return subprocess.run(["bash", str(INSTALL), "--dry-run"], capture_output=True, text=True, env=env,
                           timeout=60)
 
@@ -131,7 +131,8 @@ def test_install_on_bookworm_pins_numpy(tmp_path):
     out = result.stdout
     assert "apt-get install -y --no-install-recommends python3-picamera2 python3-lgpio" in out
     assert "python3 -m venv --system-site-packages /opt/cardtable/venv" in out
-    assert f"pip install --upgrade -c {ROOT}/constraints/pi-bookworm.txt /opt/cardtable/src" in out
+    # with onnxruntime (the fast extra: 64-bit Python), numpy held to apt's
+    assert f"pip install --upgrade -c {ROOT}/constraints/pi-bookworm.txt /opt/cardtable/src\\[fast\\]" in out
     assert "useradd --system --user-group --home-dir /var/lib/cardtable" in out or "user cardtable exists" in out
     assert "usermod --append --groups video\\,gpio cardtable" in out
     assert f"install -m 0644 {UNIT} /etc/systemd/system/cardtable.service" in out
@@ -144,8 +145,16 @@ def test_install_on_bookworm_pins_numpy(tmp_path):
 def test_install_on_trixie_does_not_pin_numpy(tmp_path):
     result = dry_run(tmp_path, "trixie")
     assert result.returncode == 0, result.stderr
-    assert "pip install --upgrade /opt/cardtable/src" in result.stdout
+    assert "pip install --upgrade /opt/cardtable/src\\[fast\\]" in result.stdout
     assert "pi-bookworm" not in result.stdout
+
+
+def test_install_on_32_bit_python_leaves_out_onnxruntime(tmp_path):
+    """No onnxruntime wheel for 32-bit Raspberry Pi OS: plain install, the recogniser runs on OpenCV."""
+    result = dry_run(tmp_path, "bookworm", python_bits=32)
+    assert result.returncode == 0, result.stderr
+    assert f"pip install --upgrade -c {ROOT}/constraints/pi-bookworm.txt /opt/cardtable/src\n" in result.stdout
+    assert "[fast]" not in result.stdout and "runs on OpenCV" in result.stdout
 
 
 @pytest.mark.parametrize("codename, message", [

@@ -57,18 +57,19 @@ def test_without_onnxruntime_opencv_runs_the_networks():
     code = "\n".join([
         "import sys, numpy as np",
         "sys.modules['onnxruntime'] = None  # as if not installed: importing it fails",
-        "from vision.recogniser import Recogniser, ModelError",
+        "from vision.recogniser import Recogniser",
+        "from vision.inference import EngineError",
         "r = Recogniser()",
         "assert r.engine == 'opencv', r.engine",
         "r.recognise(np.zeros((480, 640, 3), np.uint8))",
         "try:",
         "    Recogniser(engine='onnxruntime')",
-        "except ModelError as e:",
+        "except EngineError as e:",
         "    print(e)",
         "else:",
         "    raise AssertionError('onnxruntime asked for and missing, yet no error')"])
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
-    assert "onnxruntime is not installed" in out
+    assert "onnxruntime engine was asked for, but onnxruntime is not installed" in out
 
 
 def test_both_engines_read_the_same(rec, held_out):
@@ -94,7 +95,7 @@ def test_both_engines_read_the_same(rec, held_out):
 def test_an_unknown_engine_or_a_bad_thread_count_is_a_clear_error():
     with pytest.raises(ValueError, match="unknown inference engine 'tensorrt'"):
         Recogniser(engine="tensorrt")
-    for threads in (0, -2, 1.5, "4"):
+    for threads in (0, -2, 1.5, "4", True):
         with pytest.raises(ValueError, match="threads must be a whole number from 1"):
             Recogniser(threads=threads)
 
@@ -736,7 +737,7 @@ def _index_readings(rec, img):
 
 
 def test_plain_indices_are_read_from_one_view_and_doubtful_ones_from_every_view(rec, held_out):
-    """Screening (Recogniser.read): a reading that the first view alone makes clear keeps that
+    """Screening (Recogniser.classify_screened): a reading that the first view alone makes clear keeps that
     view's probabilities; one it leaves doubtful is read from every view, exactly as classify."""
     import copy
 
@@ -746,7 +747,7 @@ def test_plain_indices_are_read_from_one_view_and_doubtful_ones_from_every_view(
     img, _ = render_scene(spec, rng)
     screened = _index_readings(rec, img)
     one_view, every_view = copy.deepcopy(screened), copy.deepcopy(screened)
-    rec.read(img, screened)
+    rec.classify_screened(img, screened)
     rec.classify(img, one_view, views=rec.views[:1])
     rec.classify(img, every_view)
     kinds = set()
@@ -771,7 +772,7 @@ def test_screening_reads_the_same_cards_as_every_view(rec, held_out):
         img, _ = render_scene(spec, rng)
         screened = _index_readings(rec, img)
         every_view = copy.deepcopy(screened)
-        rec.read(img, screened)
+        rec.classify_screened(img, screened)
         rec.classify(img, every_view)
         for s, e in zip(screened, every_view):
             def accepted(r):
@@ -795,7 +796,7 @@ def test_a_model_without_screen_clear_reads_every_index_from_every_view(rec, hel
     img, _ = render_scene(spec, np.random.default_rng(3))
     read = _index_readings(plain, img)
     every = copy.deepcopy(read)
-    plain.read(img, read)
+    plain.classify_screened(img, read)
     plain.classify(img, every)
     assert read and all(np.array_equal(a.probs, b.probs) for a, b in zip(read, every))
 

@@ -18,6 +18,7 @@ same files.  The two agree to about 1e-5 on every output.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import cv2
@@ -28,7 +29,7 @@ ENGINES = ("onnxruntime", "opencv")
 
 
 class EngineError(RuntimeError):
-    """The network cannot be loaded or run with the engine asked for."""
+    """The engine asked for is not installed, or cannot load the network."""
 
 
 def onnxruntime_available() -> bool:
@@ -40,6 +41,20 @@ def onnxruntime_available() -> bool:
     return True
 
 
+def resolve_engine(engine: str) -> str:
+    """The engine that ``engine`` names here: ``"auto"`` becomes onnxruntime when it
+    can be imported, else ``"opencv"``.  Raises ValueError for an unknown name, and
+    EngineError when onnxruntime is asked for and not installed."""
+    if engine not in ("auto", *ENGINES):
+        raise ValueError(f"unknown inference engine {engine!r}: use auto, {' or '.join(ENGINES)}")
+    if engine == "auto":
+        return "onnxruntime" if onnxruntime_available() else "opencv"
+    if engine == "onnxruntime" and not onnxruntime_available():
+        raise EngineError("the onnxruntime engine was asked for, but onnxruntime is not installed here "
+                          "(pip install 'cardtable[fast]'); use engine='auto' or 'opencv'")
+    return engine
+
+
 class OnnxNet:
     """One ONNX network with one input, ready to run on batches.
 
@@ -47,17 +62,14 @@ class OnnxNet:
     when it can be imported, else OpenCV).  ``threads`` is how many CPU
     threads onnxruntime may use for one call (``None``: one per core); the
     OpenCV engine follows ``cv2.setNumThreads`` instead, which is global.
+    Safe to call from several threads (OpenCV's calls take turns).
     """
 
     def __init__(self, path: Path | str, engine: str = "auto", threads: int | None = None):
         self.path = Path(path)
-        if engine not in ("auto", *ENGINES):
-            raise EngineError(f"unknown inference engine {engine!r}: use auto, {' or '.join(ENGINES)}")
-        if threads is not None and threads < 1:
-            raise EngineError(f"threads must be 1 or more, got {threads}")
-        if engine == "auto":
-            engine = "onnxruntime" if onnxruntime_available() else "opencv"
-        self.engine = engine
+        if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+            raise ValueError(f"threads must be a whole number from 1, or None for every core; got {threads!r}")
+        self.engine = engine = resolve_engine(engine)
         if engine == "onnxruntime":
             self._run = self._onnxruntime(threads)
         else:
@@ -68,11 +80,8 @@ class OnnxNet:
         return self._run(np.ascontiguousarray(blob, dtype=np.float32))
 
     def _onnxruntime(self, threads: int | None):
-        try:
-            import onnxruntime as ort
-        except ImportError:
-            raise EngineError("onnxruntime is not installed here (pip install onnxruntime), "
-                              "or use engine='opencv'") from None
+        import onnxruntime as ort  # resolve_engine has made sure it is there
+
         options = ort.SessionOptions()
         options.log_severity_level = 3  # errors only: its warnings about unused initialisers are noise here
         if threads is not None:
@@ -94,7 +103,10 @@ class OnnxNet:
         except cv2.error as exc:
             raise EngineError(f"OpenCV cannot load {self.path}: {exc}") from exc
 
+        lock = threading.Lock()  # setInput and forward are two calls on one shared state
+
         def run(blob: np.ndarray) -> np.ndarray:
-            net.setInput(blob)
-            return net.forward()
+            with lock:
+                net.setInput(blob)
+                return net.forward()
         return run

@@ -540,7 +540,7 @@ def annotate(image: np.ndarray, geometry: TableGeometry, tracks: list[Track], la
 
 
 #: ``[recognition]`` keys passed to the recogniser, and to the observer.
-RECOGNISER_KEYS = ("model_dir", "accept_threshold", "heat_threshold")
+RECOGNISER_KEYS = ("model_dir", "accept_threshold", "heat_threshold", "engine", "threads")
 OBSERVER_KEYS = ("still_s", "need", "votes", "pixel_delta", "motion_mm2", "new_mm2", "touched", "match_mm",
                  "cluster_mm", "cover_mm", "confirm_s", "blank_std", "gate_width")
 

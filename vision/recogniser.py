@@ -22,7 +22,7 @@ confident, otherwise it is reported as unknown with its box. A card appears
 once per deck, which is used only to break ties between two readings of the
 same card.
 
-Run time needs numpy and OpenCV, and onnxruntime where it has wheels
+Run time needs numpy and OpenCV, and takes onnxruntime where it is installed
 (vision/inference.py: without it OpenCV runs the same networks, slower); no PyTorch.
 """
 
@@ -37,7 +37,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.inference import ENGINES, EngineError, OnnxNet
+from vision.inference import EngineError, OnnxNet, resolve_engine
 from vision.index_geometry import (CARD_ASPECT, DET_LONG_SIDE, DET_STRIDE, H_REF, MAX_INDEX_SHARE, NOT_INDEX,
                                    PATCH_H, PATCH_W, RANKS, REFINE_ANGLE_UNIT, REFINE_PATCH_H, REFINE_PATCH_W,
                                    REFINE_WINDOW_H, REFINE_WINDOW_W, SUITS, apply_refinement, card_box, crop_index,
@@ -54,7 +54,7 @@ REFINE_LIMITS = np.array([0.5, 0.5, 35.0 / REFINE_ANGLE_UNIT, 0.5])
 #: that it is an index at all to count: every right one measured was (seed
 #: 99), some wrong ones were not.
 SURE_P_INDEX = 0.995
-#: Screening (:meth:`Recogniser.read`): a first reading from one view is kept
+#: Screening (:meth:`Recogniser.classify_screened`): a first reading from one view is kept
 #: as it is when it is at least this sure that it is an index, and reads its
 #: card at the model's ``screen_clear`` or more.
 CLEAR_P_INDEX = 0.99
@@ -259,10 +259,9 @@ class Recogniser:
             except (TypeError, ValueError):
                 raise ModelError(f"{key} in {meta_path} must be a number, got {value!r}") from None
 
-        if engine not in ("auto", *ENGINES):
-            raise ValueError(f"unknown inference engine {engine!r}: use auto, {' or '.join(ENGINES)}")
-        if threads is not None and (not isinstance(threads, int) or threads < 1):
-            raise ValueError(f"threads must be a whole number from 1, or None for every core; got {threads!r}")
+        # An unknown engine name is a ValueError, onnxruntime asked for and missing an
+        # EngineError; neither is the model's fault, so neither is a ModelError.
+        engine = resolve_engine(engine)
 
         def net(key: str) -> OnnxNet:
             path = self.model_dir / self.meta[key]
@@ -332,7 +331,7 @@ class Recogniser:
         if self.weak_max < 0:
             raise ModelError(f"weak_max in {meta_path} must be 0 or more, got {self.weak_max}")
         #: How sure a reading from the first view alone must be to skip the other views
-        #: (:meth:`read`); 0 = every index is read from every view (older models).
+        #: (:meth:`classify_screened`); 0 = every index is read from every view (older models).
         self.screen_clear = number("screen_clear", 0.0)
         if not 0.0 <= self.screen_clear <= 1.0:
             raise ModelError(f"screen_clear in {meta_path} must be from 0 (off) to 1, got {self.screen_clear}")
@@ -378,23 +377,13 @@ class Recogniser:
         ``views``, by default the model's)."""
         if not indices:
             return
-        img = _as_bgr(image)
         # Each index is read from a few crops that differ by the detector's
         # typical error in angle and size; averaging them makes a reading
         # robust to one unlucky crop and its confidence better calibrated.
         views = self.views if views is None else views
-        crops = [crop_index(img, ix.centre, ix.angle + da, ix.height * ds) for ix in indices for da, ds in views]
-        blob = cv2.dnn.blobFromImages(crops, 1.0 / 255.0)
-        if self.crop_norm == "standardise":
-            blob = standardise_crops(blob).astype(np.float32)
-        logits = self.classifier(blob).reshape(len(crops), -1)
-        p_rank = self._combine(_softmax(logits[:, :NOT_INDEX + 1]).reshape(len(indices), len(views), -1))
-        p_suit = self._combine(_softmax(logits[:, NOT_INDEX + 1:]).reshape(len(indices), len(views), -1))
-        for ix, pr, ps in zip(indices, p_rank, p_suit):
-            ix.p_index = float(1.0 - pr[NOT_INDEX])
-            ix.probs = np.outer(pr[:NOT_INDEX], ps).reshape(-1)
+        self._settle(indices, *self._view_probabilities(_as_bgr(image), indices, views))
 
-    def read(self, image: np.ndarray, indices: list[IndexReading]) -> None:
+    def classify_screened(self, image: np.ndarray, indices: list[IndexReading]) -> None:
         """Classify the readings, in place, from as few views as tell: like :meth:`classify`, but faster.
 
         Reading every index from every view costs most of the time.  Most
@@ -403,7 +392,8 @@ class Recogniser:
         and on the validation scenes every view then agreed with it (the
         same card, above ``accept_threshold``).  Those keep their one-view
         reading; the rest, the doubtful ones where a second opinion can tip
-        the balance, are read from every view.  A model without
+        the balance, are read from the other views as well (the same
+        reading as :meth:`classify` gives them).  A model without
         ``screen_clear`` in its model.json reads every index from every view.
         """
         if not indices:
@@ -411,11 +401,38 @@ class Recogniser:
         if self.screen_clear == 0 or len(self.views) == 1:
             self.classify(image, indices)
             return
-        self.classify(image, indices, views=self.views[:1])
-        self.classify(image, [ix for ix in indices if not self._read_clearly(ix)])
+        img = _as_bgr(image)
+        first_rank, first_suit = self._view_probabilities(img, indices, self.views[:1])
+        self._settle(indices, first_rank, first_suit)
+        doubtful = [k for k, ix in enumerate(indices) if not self._read_clearly(ix)]
+        if not doubtful:
+            return
+        again = [indices[k] for k in doubtful]
+        rest_rank, rest_suit = self._view_probabilities(img, again, self.views[1:])
+        self._settle(again, np.concatenate([first_rank[doubtful], rest_rank], axis=1),
+                     np.concatenate([first_suit[doubtful], rest_suit], axis=1))
+
+    def _view_probabilities(self, img: np.ndarray, indices: list[IndexReading], views
+                            ) -> tuple[np.ndarray, np.ndarray]:
+        """Rank (with "not an index") and suit probabilities of each index from
+        each view, uncombined: two arrays of indices x views x classes."""
+        crops = [crop_index(img, ix.centre, ix.angle + da, ix.height * ds) for ix in indices for da, ds in views]
+        blob = cv2.dnn.blobFromImages(crops, 1.0 / 255.0)
+        if self.crop_norm == "standardise":
+            blob = standardise_crops(blob).astype(np.float32)
+        logits = self.classifier(blob).reshape(len(crops), -1)
+        shape = (len(indices), len(views), -1)
+        return (_softmax(logits[:, :NOT_INDEX + 1]).reshape(shape),
+                _softmax(logits[:, NOT_INDEX + 1:]).reshape(shape))
+
+    def _settle(self, indices: list[IndexReading], p_rank: np.ndarray, p_suit: np.ndarray) -> None:
+        """Combine each index's views (:meth:`_combine`) into its ``p_index`` and card ``probs``."""
+        for ix, pr, ps in zip(indices, self._combine(p_rank), self._combine(p_suit)):
+            ix.p_index = float(1.0 - pr[NOT_INDEX])
+            ix.probs = np.outer(pr[:NOT_INDEX], ps).reshape(-1)
 
     def _read_clearly(self, ix: IndexReading) -> bool:
-        """Whether a one-view reading needs no other view (:meth:`read`)."""
+        """Whether a one-view reading needs no other view (:meth:`classify_screened`)."""
         return ix.p_index < CLEAR_REFUSAL or (ix.p_index >= CLEAR_P_INDEX and ix.best[1] >= self.screen_clear)
 
     # -- stage 3b: a second look at refused readings ------------------------------
@@ -525,7 +542,7 @@ class Recogniser:
         peaks = self.detect_peaks(img)
         indices = [ix for ix in peaks if ix.heat >= self.heat_threshold]
         self.refine(img, indices)
-        self.read(img, indices)
+        self.classify_screened(img, indices)
         self.look_turned(img, indices)
         self.look_weak(img, indices, [ix for ix in peaks if ix.heat < self.heat_threshold])
         return indices
