@@ -12,7 +12,9 @@ glare, blur, noise and JPEG.  Prints per-card precision and recall and
 exact-set accuracy per image, split by card count and by overlap, per
 design, and the recognition time per 1280x720 image on one core
 (``cv2.setNumThreads(1)`` and one engine thread; rendering is not timed).
-``--engine opencv`` runs the networks through cv2.dnn instead of onnxruntime.  Needs the art
+``--engine opencv`` runs the networks through cv2.dnn instead of onnxruntime;
+``--stages`` also prints the mean time of each stage (detector, refiner,
+reading, the two second looks, assembly).  Needs the art
 (scripts/fetch-art.sh).  Rules of the scoring: ``vision/evaluation.py``.
 
 ``--cache`` keeps the rendered scenes (lossless PNG and their annotations,
@@ -101,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--show-errors", type=int, default=10, help="print this many wrong readings")
     ap.add_argument("--engine", choices=("auto", "onnxruntime", "opencv"), default="auto",
                     help="what runs the networks (default: onnxruntime where installed)")
+    ap.add_argument("--stages", action="store_true", help="also print the mean time of each stage")
     ap.add_argument("--cache", action="store_true",
                     help=f"keep the rendered scenes under {CACHE_DIR} and reuse them (about 1.4 MB per scene)")
     args = ap.parse_args(argv)
@@ -121,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
               else render_scenes(args.seed, args.n, decks))
     overall, by_count, by_overlap, by_deck = Summary(), {}, {}, {}
     times, wrong_notes = [], []
+    stage_seconds: dict[str, float] = {}
     sweep_thresholds = [0.5, 0.7, 0.8, 0.85, 0.9, 0.95, 0.98]
     sweep = {t: Summary() for t in sweep_thresholds}
     t_render = time.time()
@@ -128,9 +132,11 @@ def main(argv: list[str] | None = None) -> int:
         n_cards = 1 + k % 8  # as render_scenes drew it
         # recognise() stage by stage, so that the sweep can re-decide the same readings.
         t0 = time.perf_counter()
-        readings = rec.read_indices(image)
+        readings = rec.read_indices(image, stage_seconds if args.stages else None)
+        t_read = time.perf_counter()
         result = rec.assemble(readings, image.shape[1], image.shape[0])
         times.append(time.perf_counter() - t0)
+        stage_seconds["assemble"] = stage_seconds.get("assemble", 0.0) + times[-1] - (t_read - t0)
         s = score_image(result, ann)
         overall.add(s)
         bucket = "1 card" if n_cards == 1 else ("2-3 cards" if n_cards <= 3 else "4+ cards")
@@ -161,6 +167,9 @@ def main(argv: list[str] | None = None) -> int:
     ms = 1000 * np.array(times)
     print(f"\ntime per 1280x720 image, one core: mean {ms.mean():.1f} ms, median {np.median(ms):.1f} ms, "
           f"p95 {np.percentile(ms, 95):.1f} ms")
+    if args.stages:
+        print("  of which, mean per image: " + ", ".join(
+            f"{stage} {1000 * seconds / len(times):.1f} ms" for stage, seconds in stage_seconds.items()))
     if args.sweep:
         print("\naccept threshold sweep:")
         for t, summ in sweep.items():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -67,3 +69,15 @@ def test_the_benchmark_reads_its_scenes_from_the_cache(bench, tmp_path, monkeypa
     def figures(out):  # the score lines, without the timings
         return [line for line in out.splitlines() if " images " in line]
     assert figures(first) == figures(second) and len(figures(first)) >= 4
+
+
+def test_the_stage_times_add_up_to_the_time_per_image(bench, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(bench, "CACHE_DIR", tmp_path)
+    assert bench.main(["--n", "3", "--cache", "--stages", "--show-errors", "0"]) == 0
+    out = capsys.readouterr().out
+    mean = float(re.search(r"one core: mean ([\d.]+) ms", out).group(1))
+    stages = dict((name, float(ms)) for name, ms in
+                  re.findall(r"(\w+) ([\d.]+) ms", out.split("of which, mean per image:")[1].splitlines()[0]))
+    assert list(stages) == ["detect", "refine", "read", "look_turned", "look_weak", "assemble"]
+    assert stages["detect"] > 0 and stages["read"] > 0   # (a second look may find nothing to do: 0.0)
+    assert sum(stages.values()) == pytest.approx(mean, abs=0.1 * len(stages))  # each rounded to 0.1 ms

@@ -31,6 +31,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -536,15 +537,34 @@ class Recogniser:
         img = _as_bgr(image)
         return self.assemble(self.read_indices(img), img.shape[1], img.shape[0], copies)
 
-    def read_indices(self, image: np.ndarray) -> list[IndexReading]:
-        """Every index in the image, found, put right and read (stages 1 to 3)."""
+    def read_indices(self, image: np.ndarray, stage_seconds: dict[str, float] | None = None) -> list[IndexReading]:
+        """Every index in the image, found, put right and read (stages 1 to 3).
+
+        ``stage_seconds``, when given, has each stage's time added to it
+        (``"detect"``, ``"refine"``, ``"read"``, ``"look_turned"``, ``"look_weak"``):
+        ``bench/bench_recognition.py --stages`` prints where the time goes.
+        """
+        clock = time.perf_counter()
+
+        def done(stage: str) -> None:
+            nonlocal clock
+            if stage_seconds is not None:
+                now = time.perf_counter()
+                stage_seconds[stage] = stage_seconds.get(stage, 0.0) + now - clock
+                clock = now
+
         img = _as_bgr(image)
         peaks = self.detect_peaks(img)
         indices = [ix for ix in peaks if ix.heat >= self.heat_threshold]
+        done("detect")
         self.refine(img, indices)
+        done("refine")
         self.classify_screened(img, indices)
+        done("read")
         self.look_turned(img, indices)
+        done("look_turned")
         self.look_weak(img, indices, [ix for ix in peaks if ix.heat < self.heat_threshold])
+        done("look_weak")
         return indices
 
     def assemble(self, indices: list[IndexReading], W: int, H: int, copies: int = 1) -> Recognition:
