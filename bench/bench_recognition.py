@@ -42,6 +42,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from vision.evaluation import Summary, score_image  # noqa: E402
+from vision.inference import ENGINES  # noqa: E402
 from vision.recogniser import Recogniser  # noqa: E402
 from vision.synth.decks import DATA_DIR, HELD_OUT, available_decks, build_face_cache  # noqa: E402
 from vision.synth.scene import SceneAnnotation, random_scene_spec, render_scene  # noqa: E402
@@ -101,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threshold", type=float, default=None, help="accept threshold (default: the model's)")
     ap.add_argument("--sweep", action="store_true", help="also print precision/recall at other thresholds")
     ap.add_argument("--show-errors", type=int, default=10, help="print this many wrong readings")
-    ap.add_argument("--engine", choices=("auto", "onnxruntime", "opencv"), default="auto",
+    ap.add_argument("--engine", choices=("auto", *ENGINES), default="auto",
                     help="what runs the networks (default: onnxruntime where installed)")
     ap.add_argument("--stages", action="store_true", help="also print the mean time of each stage")
     ap.add_argument("--cache", action="store_true",
@@ -136,7 +137,8 @@ def main(argv: list[str] | None = None) -> int:
         t_read = time.perf_counter()
         result = rec.assemble(readings, image.shape[1], image.shape[0])
         times.append(time.perf_counter() - t0)
-        stage_seconds["assemble"] = stage_seconds.get("assemble", 0.0) + times[-1] - (t_read - t0)
+        if args.stages:
+            stage_seconds["assemble"] = stage_seconds.get("assemble", 0.0) + times[-1] - (t_read - t0)
         s = score_image(result, ann)
         overall.add(s)
         bucket = "1 card" if n_cards == 1 else ("2-3 cards" if n_cards <= 3 else "4+ cards")

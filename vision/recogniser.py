@@ -278,7 +278,7 @@ class Recogniser:
         except (EngineError, KeyError) as exc:
             raise ModelError(f"cannot load the recogniser model from {self.model_dir}: {exc}") from exc
         #: The engine that runs the networks: "onnxruntime" or "opencv".
-        self.engine = self.detector.engine
+        self.engine = engine
         self.long_side = int(number("det_long_side", DET_LONG_SIDE))
         self.accept_threshold = float(accept_threshold if accept_threshold is not None
                                       else number("accept_threshold", 0.85))
