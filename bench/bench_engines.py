@@ -62,7 +62,9 @@ def main(argv: list[str] | None = None) -> int:
     for name, shapes in inputs.items():
         if name not in meta or not meta[name]:
             continue
-        nets[name] = {e: OnnxNet(args.model / meta[name], e, threads=1) for e in engines}
+        # (An ensemble's classifiers are alike: the first one stands for them all.)
+        file = meta[name] if isinstance(meta[name], str) else meta[name][0]
+        nets[name] = {e: OnnxNet(args.model / file, e, threads=1) for e in engines}
         for shape in shapes:
             x = rng.random(shape, dtype=np.float32)
             row = "".join(f"{mean_ms(nets[name][e], x, args.repeat):11.2f} ms" for e in engines)

@@ -748,7 +748,7 @@ def test_plain_indices_are_read_from_one_view_and_doubtful_ones_from_every_view(
     screened = _index_readings(rec, img)
     one_view, every_view = copy.deepcopy(screened), copy.deepcopy(screened)
     rec.classify_screened(img, screened)
-    rec.classify(img, one_view, views=rec.views[:1])
+    rec.first_look(img, one_view)
     rec.classify(img, every_view)
     kinds = set()
     for s, one, every in zip(screened, one_view, every_view):
@@ -805,4 +805,95 @@ def test_a_model_without_screen_clear_reads_every_index_from_every_view(rec, hel
 def test_a_screen_clear_outside_0_to_1_in_model_json_is_a_clear_error(tmp_path, value):
     _model_copy(tmp_path, screen_clear=value)
     with pytest.raises(ModelError, match="screen_clear in .* must be from 0"):
+        Recogniser(tmp_path)
+
+
+def _first_classifier(directory):
+    """The committed model copied into ``directory`` with its first classifier alone."""
+    import json
+
+    _model_copy(directory)
+    meta = json.loads((directory / "model.json").read_text())
+    first = meta["classifier"] if isinstance(meta["classifier"], str) else meta["classifier"][0]
+    meta["classifier"] = first
+    (directory / "model.json").write_text(json.dumps(meta))
+    return first
+
+
+def test_a_classifier_listed_twice_reads_as_itself_alone(held_out, tmp_path):
+    """An ensemble combines its members' readings like views (a geometric mean over every
+    member's every view), so two copies of one classifier read exactly as that classifier."""
+    import copy
+    import json
+
+    first = _first_classifier(tmp_path)
+    alone = Recogniser(tmp_path)
+    meta = json.loads((tmp_path / "model.json").read_text())
+    meta["classifier"] = [first, first]
+    (tmp_path / "model.json").write_text(json.dumps(meta))
+    twice = Recogniser(tmp_path)
+    assert len(alone.classifiers) == 1 and len(twice.classifiers) == 2
+    rng = np.random.default_rng(13)
+    img, _ = render_scene(random_scene_spec(rng, held_out, 1280, 720, n_cards=5, card_height=(140, 260)), rng)
+    read = _index_readings(alone, img)
+    again = copy.deepcopy(read)
+    alone.classify(img, read)
+    twice.classify(img, again)
+    assert read and all(np.allclose(a.probs, b.probs, atol=1e-5) for a, b in zip(read, again))
+    assert [r.best[0] for r in read] == [r.best[0] for r in again]
+
+
+def test_the_ensemble_reads_doubtful_indices_with_every_classifier_and_plain_ones_with_the_first(
+        held_out, tmp_path):
+    """Screening with an ensemble: a plain index keeps the first classifier's first view; only
+    the doubtful ones are read by the other classifiers (from every view, as classify reads them)."""
+    import copy
+    import json
+
+    class Counted:
+        def __init__(self, net):
+            self.net, self.crops = net, 0
+
+        def __call__(self, blob):
+            self.crops += len(blob)
+            return self.net(blob)
+
+    first = _first_classifier(tmp_path)
+    meta = json.loads((tmp_path / "model.json").read_text())
+    meta["classifier"] = [first, first]
+    (tmp_path / "model.json").write_text(json.dumps(meta))
+    rec = Recogniser(tmp_path)
+    rng = np.random.default_rng(11)
+    img, _ = render_scene(random_scene_spec(rng, held_out, 1280, 720, n_cards=6, card_height=(140, 260)), rng)
+    screened = _index_readings(rec, img)
+    one_view, every = copy.deepcopy(screened), copy.deepcopy(screened)
+    rec.classifiers = [Counted(net) for net in rec.classifiers]
+    rec.classify_screened(img, screened)
+    first_crops, second_crops = (c.crops for c in rec.classifiers)
+    rec.first_look(img, one_view)
+    rec.classify(img, every)
+    doubtful = 0
+    for s, one, e in zip(screened, one_view, every):
+        clear = rec._read_clearly(one)
+        doubtful += not clear
+        assert np.array_equal(s.probs, one.probs if clear else e.probs)
+    assert 0 < doubtful < len(screened)
+    views = len(rec.views)
+    assert first_crops == len(screened) + doubtful * (views - 1) and second_crops == doubtful * views
+
+
+@pytest.mark.parametrize("value", [[], [3], "", None])
+def test_a_classifier_entry_that_names_no_files_is_a_clear_error(tmp_path, value):
+    _model_copy(tmp_path, classifier=value)
+    with pytest.raises(ModelError, match="classifier in .* must be a file name or a list"):
+        Recogniser(tmp_path)
+
+
+def test_a_missing_member_of_the_ensemble_is_a_clear_error(tmp_path):
+    first = _first_classifier(tmp_path)
+    import json
+    meta = json.loads((tmp_path / "model.json").read_text())
+    meta["classifier"] = [first, "index_classifier_9.onnx"]
+    (tmp_path / "model.json").write_text(json.dumps(meta))
+    with pytest.raises(ModelError, match="index_classifier_9.onnx is missing"):
         Recogniser(tmp_path)

@@ -64,14 +64,18 @@ def test_tiny_training_run_exports_models_the_recogniser_loads(art, tmp_path):
     meta = json.loads((out / "model.json").read_text())
     assert meta["config"] == "tiny"
     assert not set(meta["trained_on"]) & set(HELD_OUT), "held-out designs must never be trained on"
-    for name in (meta["detector"], meta["classifier"], meta["refiner"]):
+    # tiny trains two classifiers, the second on its own draw of scenes: an ensemble.
+    assert meta["classifier"] == ["index_classifier.onnx", "index_classifier_2.onnx"]
+    for name in (meta["detector"], *meta["classifier"], meta["refiner"]):
         size = (out / name).stat().st_size
         assert 10_000 < size < 5_000_000
+    member_scenes = json.loads((tmp_path / "data-member2" / "scenes.json").read_text())
+    assert member_scenes["seed"] == 2 and member_scenes["n"] == 16
     assert meta["refine_steps"] == 1
     assert meta["look_turned"] is True and meta["turned_accept"] == 0.95 and meta["turned_max"] == 4
     assert meta["weak_heat"] == 0.15 and meta["weak_accept"] == 0.95 and meta["weak_max"] == 4
     rec = Recogniser(out)
-    assert rec.weak_heat == 0.15
+    assert rec.weak_heat == 0.15 and len(rec.classifiers) == 2
     img, _ = _scene()
     result = rec.recognise(img)  # a tiny model reads nothing useful, but the path runs end to end
     assert isinstance(result.cards, list) and isinstance(result.unknown, list)

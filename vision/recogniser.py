@@ -265,14 +265,23 @@ class Recogniser:
         engine = resolve_engine(engine)
 
         def net(key: str) -> OnnxNet:
-            path = self.model_dir / self.meta[key]
-            if not path.is_file():
-                raise ModelError(f"cannot load the recogniser model from {self.model_dir}: {path.name} is missing")
-            return OnnxNet(path, engine, threads)
+            return OnnxNet(self._model_file(self.meta[key]), engine, threads)
+
+        def nets(key: str) -> list[OnnxNet]:
+            # One file, or a list of them: an ensemble whose readings are combined like views.
+            names = self.meta[key]
+            if isinstance(names, str):
+                names = [names]
+            if not isinstance(names, list) or not names or not all(isinstance(n, str) and n for n in names):
+                raise ModelError(f"{key} in {meta_path} must be a file name or a list of them, got {names!r}")
+            return [OnnxNet(self._model_file(n), engine, threads) for n in names]
 
         try:
             self.detector = net("detector")
-            self.classifier = net("classifier")
+            #: The index classifiers: one, or an ensemble (members trained on
+            #: different draws of scenes), each index's reading combining every
+            #: member's views.
+            self.classifiers = nets("classifier")
             # Older models have no refiner: their indices are read where the detector put them.
             self.refiner = net("refiner") if self.meta.get("refiner") else None
         except (EngineError, KeyError) as exc:
@@ -337,6 +346,12 @@ class Recogniser:
         if not 0.0 <= self.screen_clear <= 1.0:
             raise ModelError(f"screen_clear in {meta_path} must be from 0 (off) to 1, got {self.screen_clear}")
 
+    def _model_file(self, name: str) -> Path:
+        path = self.model_dir / name
+        if not path.is_file():
+            raise ModelError(f"cannot load the recogniser model from {self.model_dir}: {path.name} is missing")
+        return path
+
     # -- stage 1: find indices ------------------------------------------------
     def detect_indices(self, image: np.ndarray) -> list[IndexReading]:
         """The indices the detector is sure of (heat at ``heat_threshold`` or more), strongest first."""
@@ -375,7 +390,7 @@ class Recogniser:
     # -- stage 3: read them ---------------------------------------------------
     def classify(self, image: np.ndarray, indices: list[IndexReading], views=None) -> None:
         """Fill in ``p_index`` and ``probs`` of each reading, in place (from
-        ``views``, by default the model's)."""
+        ``views``, by default the model's, of every classifier)."""
         if not indices:
             return
         # Each index is read from a few crops that differ by the detector's
@@ -383,6 +398,16 @@ class Recogniser:
         # robust to one unlucky crop and its confidence better calibrated.
         views = self.views if views is None else views
         self._settle(indices, *self._view_probabilities(_as_bgr(image), indices, views))
+
+    def first_look(self, image: np.ndarray, indices: list[IndexReading]) -> None:
+        """Classify the readings, in place, from one view of the first classifier only.
+
+        The cheapest reading: enough to tell the plain indices (read clearly,
+        or refused outright) and the promising ones from the rest.
+        """
+        if indices:
+            self._settle(indices, *self._view_probabilities(_as_bgr(image), indices, self.views[:1],
+                                                            self.classifiers[:1]))
 
     def classify_screened(self, image: np.ndarray, indices: list[IndexReading]) -> None:
         """Classify the readings, in place, from as few views as tell: like :meth:`classify`, but faster.
@@ -392,39 +417,51 @@ class Recogniser:
         ``screen_clear`` or more, surely an index) or refuses them outright,
         and on the validation scenes every view then agreed with it (the
         same card, above ``accept_threshold``).  Those keep their one-view
-        reading; the rest, the doubtful ones where a second opinion can tip
-        the balance, are read from the other views as well (the same
-        reading as :meth:`classify` gives them).  A model without
-        ``screen_clear`` in its model.json reads every index from every view.
+        reading (:meth:`first_look`); the rest, the doubtful ones where a
+        second opinion can tip the balance, are read from the other views
+        and by the other classifiers as well (the same reading as
+        :meth:`classify` gives them).  A model without ``screen_clear`` in
+        its model.json reads every index from every view.
         """
         if not indices:
             return
-        if self.screen_clear == 0 or len(self.views) == 1:
+        if self.screen_clear == 0 or len(self.views) * len(self.classifiers) == 1:
             self.classify(image, indices)
             return
         img = _as_bgr(image)
-        first_rank, first_suit = self._view_probabilities(img, indices, self.views[:1])
+        first, others = self.classifiers[0], self.classifiers[1:]
+        first_rank, first_suit = self._view_probabilities(img, indices, self.views[:1], [first])
         self._settle(indices, first_rank, first_suit)
         doubtful = [k for k, ix in enumerate(indices) if not self._read_clearly(ix)]
         if not doubtful:
             return
         again = [indices[k] for k in doubtful]
-        rest_rank, rest_suit = self._view_probabilities(img, again, self.views[1:])
-        self._settle(again, np.concatenate([first_rank[doubtful], rest_rank], axis=1),
-                     np.concatenate([first_suit[doubtful], rest_suit], axis=1))
+        # In the order classify() reads them: the first classifier's views, then the others'.
+        rest_rank, rest_suit = self._view_probabilities(img, again, self.views[1:], [first])
+        more_rank, more_suit = self._view_probabilities(img, again, self.views, others)
+        self._settle(again, np.concatenate([first_rank[doubtful], rest_rank, more_rank], axis=1),
+                     np.concatenate([first_suit[doubtful], rest_suit, more_suit], axis=1))
 
-    def _view_probabilities(self, img: np.ndarray, indices: list[IndexReading], views
+    def _view_probabilities(self, img: np.ndarray, indices: list[IndexReading], views, classifiers=None
                             ) -> tuple[np.ndarray, np.ndarray]:
         """Rank (with "not an index") and suit probabilities of each index from
-        each view, uncombined: two arrays of indices x views x classes."""
+        each view by each classifier (by default every one), uncombined: two
+        arrays of indices x (classifiers x views) x classes, a classifier's
+        views together."""
+        classifiers = self.classifiers if classifiers is None else classifiers
+        if not classifiers or not views:   # (float32, as the networks': a concatenation keeps its type)
+            return (np.zeros((len(indices), 0, NOT_INDEX + 1), np.float32),
+                    np.zeros((len(indices), 0, len(SUITS)), np.float32))
         crops = [crop_index(img, ix.centre, ix.angle + da, ix.height * ds) for ix in indices for da, ds in views]
         blob = cv2.dnn.blobFromImages(crops, 1.0 / 255.0)
         if self.crop_norm == "standardise":
             blob = standardise_crops(blob).astype(np.float32)
-        logits = self.classifier(blob).reshape(len(crops), -1)
-        shape = (len(indices), len(views), -1)
-        return (_softmax(logits[:, :NOT_INDEX + 1]).reshape(shape),
-                _softmax(logits[:, NOT_INDEX + 1:]).reshape(shape))
+        ranks, suits = [], []
+        for net in classifiers:
+            logits = net(blob).reshape(len(indices), len(views), -1)
+            ranks.append(_softmax(logits[..., :NOT_INDEX + 1]))
+            suits.append(_softmax(logits[..., NOT_INDEX + 1:]))
+        return np.concatenate(ranks, axis=1), np.concatenate(suits, axis=1)
 
     def _settle(self, indices: list[IndexReading], p_rank: np.ndarray, p_suit: np.ndarray) -> None:
         """Combine each index's views (:meth:`_combine`) into its ``p_index`` and card ``probs``."""
@@ -471,7 +508,7 @@ class Recogniser:
         self.refine(img, trials)
         # Screen the turns with one view each; read the most promising turn of
         # each index with every view before it may replace the reading.
-        self.classify(img, trials, views=self.views[:1])
+        self.first_look(img, trials)
         promising = []
         for k, ix in enumerate(doubtful):
             t = max(trials[3 * k:3 * k + 3], key=lambda t: t.p_index * t.best[1])
@@ -510,7 +547,7 @@ class Recogniser:
             return
         self.refine(img, candidates)
         candidates = [w for w in candidates if not on_a_found_index(w)]
-        self.classify(img, candidates, views=self.views[:1])
+        self.first_look(img, candidates)
         promising = [w for w in candidates if _worth_all_views(w)]
         self.classify(img, promising)
         for w in promising:

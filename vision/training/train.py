@@ -53,6 +53,10 @@ class Config:
     cls_batch: int = 128
     det_width: float = 1.0
     cls_width: float = 1.0
+    #: Index classifiers trained, each on its own draw of scenes (the first on
+    #: the detector's, the others on ``cls_members - 1`` more): the recogniser
+    #: reads each doubtful index with all of them, as an ensemble.
+    cls_members: int = 1
     det_lr: float = 3e-3
     cls_lr: float = 2e-3
     jitter_copies: int = 2
@@ -106,7 +110,7 @@ class Config:
 
 CONFIGS = {
     # For the test suite: proves the pipeline runs, learns nothing useful.
-    "tiny": Config(scenes=16, det_steps=6, det_batch=4, det_crop=160, cls_epochs=1, cls_batch=64,
+    "tiny": Config(scenes=16, det_steps=6, det_batch=4, det_crop=160, cls_epochs=1, cls_batch=64, cls_members=2,
                    det_width=0.5, cls_width=0.5, generated=2, reshape_glyphs=True, detector_crops=True,
                    refiner=True, refine_epochs=1, refine_width=0.5, look_turned=True, weak_heat=0.15,
                    screen_clear=0.96),
@@ -450,11 +454,30 @@ def main(argv: list[str] | None = None) -> int:
         del Xd
     _log(f"{len(X)} classifier crops ({int((R == NOT_INDEX).sum())} negatives)")
     del scenes  # the crops are cut; free the scenes' memory for training
-    cls = train_classifier(X, R, S, cfg, args.seed)
+    members = [train_classifier(X, R, S, cfg, args.seed)]
+    del X, R, S
+    for k in range(1, cfg.cls_members):
+        # Classifiers trained on the same scenes make the same mistakes; on
+        # another draw of scenes (the same recipe, the next seed) they make
+        # different ones, which the ensemble outvotes.
+        member_dir = data_dir.with_name(f"{data_dir.name}-member{k + 1}")
+        _log(f"classifier {k + 1} of {cfg.cls_members}: rendering {cfg.scenes} scenes into {member_dir}")
+        generate_scenes(member_dir, cfg.scenes, args.seed + k, scene_decks, workers=args.workers, log=_log)
+        scenes = load_scenes(member_dir)
+        X, R, S = classifier_crops(scenes, args.seed + 1, jitter_copies=cfg.jitter_copies)
+        del scenes
+        _log(f"{len(X)} classifier crops ({int((R == NOT_INDEX).sum())} negatives)")
+        members.append(train_classifier(X, R, S, cfg, args.seed))
+        del X, R, S
 
     args.out.mkdir(parents=True, exist_ok=True)
     export_onnx(det, torch.zeros(1, 3, 320, 320), args.out / "index_detector.onnx", dynamic_hw=True)
-    export_onnx(cls, torch.zeros(1, 3, PATCH_H, PATCH_W), args.out / "index_classifier.onnx", dynamic_hw=False)
+    classifier_files = [f"index_classifier{'' if k == 0 else f'_{k + 1}'}.onnx" for k in range(len(members))]
+    for cls, name in zip(members, classifier_files):
+        export_onnx(cls, torch.zeros(1, 3, PATCH_H, PATCH_W), args.out / name, dynamic_hw=False)
+    for old in args.out.glob("index_classifier_*.onnx"):
+        if old.name not in classifier_files:
+            old.unlink()   # an earlier run's member, not this model's
     if ref is not None:
         export_onnx(ref, torch.zeros(1, 3, REFINE_PATCH_H, REFINE_PATCH_W), args.out / "index_refiner.onnx",
                     dynamic_hw=False)
@@ -462,7 +485,7 @@ def main(argv: list[str] | None = None) -> int:
         (args.out / "index_refiner.onnx").unlink(missing_ok=True)  # an earlier run's, not this model's
     meta = {
         "detector": "index_detector.onnx",
-        "classifier": "index_classifier.onnx",
+        "classifier": classifier_files[0] if len(classifier_files) == 1 else classifier_files,
         "det_long_side": DET_LONG_SIDE,
         "heat_threshold": cfg.heat_threshold,
         "accept_threshold": cfg.accept_threshold,
@@ -493,7 +516,7 @@ def main(argv: list[str] | None = None) -> int:
         meta["detector_reused"] = True
         meta["detector_seconds"] = det_seconds
     (args.out / "model.json").write_text(json.dumps(meta, indent=1) + "\n")
-    written = ["index_detector.onnx", "index_classifier.onnx"] + (["index_refiner.onnx"] if ref is not None else [])
+    written = ["index_detector.onnx", *classifier_files] + (["index_refiner.onnx"] if ref is not None else [])
     _log(f"wrote {', '.join(written)} and model.json to {args.out} in {time.time() - t_start:.0f} s")
     return 0
 
