@@ -244,3 +244,29 @@ def test_training_refines_detections_exactly_as_the_recogniser(art, tmp_path):
                                     np.dot(np.subtract(p, c), glyph_axes(a)[1]) / h)
         assert frame(ix.centre, ix.angle, ix.height, ix.card_centre) == pytest.approx(frame(c0, a0, h0, cc0), abs=1e-6)
         assert ix.card_height / ix.height == pytest.approx(ch0 / h0)
+
+
+def test_half_weights_halve_the_file_and_both_engines_read_it_as_before(tmp_path):
+    """store_half_weights: float16 weights, cast back to float32 at load; the outputs move
+    only by the rounding, under either engine."""
+    import torch
+
+    from vision.inference import OnnxNet
+    from vision.training.models import IndexClassifier
+    from vision.training.train import export_onnx
+
+    torch.manual_seed(0)
+    net = IndexClassifier(0.5)
+    example = torch.zeros(1, 3, PATCH_H, PATCH_W)
+    full, half = tmp_path / "full.onnx", tmp_path / "half.onnx"
+    export_onnx(net, example, full, dynamic_hw=False)
+    export_onnx(net, example, half, dynamic_hw=False, half_weights=True)
+    assert half.stat().st_size < 0.6 * full.stat().st_size
+    x = np.random.default_rng(0).standard_normal((7, 3, PATCH_H, PATCH_W)).astype(np.float32)
+    with torch.no_grad():
+        expected = net(torch.from_numpy(x)).numpy()
+    for engine in ("onnxruntime", "opencv"):
+        got = OnnxNet(half, engine, threads=1)(x)
+        assert got.shape == expected.shape
+        assert np.abs(got - expected).max() < 0.01 * max(1.0, np.abs(expected).max())
+        assert not np.array_equal(got, OnnxNet(full, engine, threads=1)(x)), "the weights were not rounded"

@@ -57,6 +57,9 @@ class Config:
     #: the detector's, the others on ``cls_members - 1`` more): the recogniser
     #: reads each doubtful index with all of them, as an ensemble.
     cls_members: int = 1
+    #: Store the classifiers' weights as float16 (:func:`store_half_weights`):
+    #: half the file, so that an ensemble keeps the committed model small.
+    cls_half_weights: bool = False
     det_lr: float = 3e-3
     cls_lr: float = 2e-3
     jitter_copies: int = 2
@@ -110,8 +113,8 @@ class Config:
 
 CONFIGS = {
     # For the test suite: proves the pipeline runs, learns nothing useful.
-    "tiny": Config(scenes=16, det_steps=6, det_batch=4, det_crop=160, cls_epochs=1, cls_batch=64, cls_members=2,
-                   det_width=0.5, cls_width=0.5, generated=2, reshape_glyphs=True, detector_crops=True,
+    "tiny": Config(scenes=16, det_steps=6, det_batch=4, det_crop=160, cls_epochs=1, cls_batch=64,
+                   cls_members=2, cls_half_weights=True, det_width=0.5, cls_width=0.5, generated=2, reshape_glyphs=True, detector_crops=True,
                    refiner=True, refine_epochs=1, refine_width=0.5, look_turned=True, weak_heat=0.15,
                    screen_clear=0.96),
     # A first usable model in about half an hour on 2 idle cores.
@@ -366,7 +369,10 @@ def train_refiner(X: np.ndarray, Y: np.ndarray, cfg: Config, seed: int) -> Index
     return net
 
 
-def export_onnx(net: torch.nn.Module, example: torch.Tensor, path: Path, dynamic_hw: bool) -> None:
+def export_onnx(net: torch.nn.Module, example: torch.Tensor, path: Path, dynamic_hw: bool,
+                half_weights: bool = False) -> None:
+    """Write ``net`` to ``path`` as ONNX that both cv2.dnn and onnxruntime run;
+    with ``half_weights``, its weights are stored as float16 (see :func:`store_half_weights`)."""
     net.eval()
     kwargs = {}
     if dynamic_hw:
@@ -380,6 +386,36 @@ def export_onnx(net: torch.nn.Module, example: torch.Tensor, path: Path, dynamic
         warnings.simplefilter("ignore", DeprecationWarning)
         torch.onnx.export(net, example, str(path), opset_version=11, input_names=["input"],
                           output_names=["output"], dynamo=False, **kwargs)
+    if half_weights:
+        store_half_weights(path)
+
+
+def store_half_weights(path: Path) -> None:
+    """Store the float32 weights of the ONNX network at ``path`` as float16, in place.
+
+    The file shrinks to about half; each weight tensor gets a ``Cast`` back to
+    float32, which both engines fold away when they load the network, so it
+    still computes in float32.  Rounding the weights moves a classifier's
+    logits by a few thousandths (measured: at most 0.0033 on logits up to 6.7).
+    """
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    model = onnx.load(str(path))
+    graph = model.graph
+    casts = []
+    for weights in graph.initializer:
+        if weights.data_type != TensorProto.FLOAT or math.prod(weights.dims) < 16:
+            continue   # (shape constants and the like stay as they are)
+        half = numpy_helper.from_array(numpy_helper.to_array(weights).astype(np.float16), f"{weights.name}.half")
+        casts.append(helper.make_node("Cast", [half.name], [weights.name], to=TensorProto.FLOAT,
+                                      name=f"{weights.name}.cast"))
+        weights.CopyFrom(half)
+    nodes = list(graph.node)
+    del graph.node[:]
+    graph.node.extend(casts + nodes)
+    onnx.checker.check_model(model)
+    onnx.save(model, str(path))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -474,7 +510,8 @@ def main(argv: list[str] | None = None) -> int:
     export_onnx(det, torch.zeros(1, 3, 320, 320), args.out / "index_detector.onnx", dynamic_hw=True)
     classifier_files = [f"index_classifier{'' if k == 0 else f'_{k + 1}'}.onnx" for k in range(len(members))]
     for cls, name in zip(members, classifier_files):
-        export_onnx(cls, torch.zeros(1, 3, PATCH_H, PATCH_W), args.out / name, dynamic_hw=False)
+        export_onnx(cls, torch.zeros(1, 3, PATCH_H, PATCH_W), args.out / name, dynamic_hw=False,
+                    half_weights=cfg.cls_half_weights)
     for old in args.out.glob("index_classifier_*.onnx"):
         if old.name not in classifier_files:
             old.unlink()   # an earlier run's member, not this model's
