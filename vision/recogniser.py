@@ -11,7 +11,9 @@ corner indices (rank glyph above suit pip) at any rotation and says, for each,
 its angle, its size and where the centre of its card is; a refiner looks again
 at each one and corrects its position, angle and size (the detector errs most
 where cards overlap); each index is cut out upright and read by a small
-classifier (13 ranks + "not an index", 4 suits), and one it refuses or doubts
+classifier (13 ranks + "not an index", 4 suits; a model may hold an ensemble
+of them, trained on different scenes, which read the doubtful indices
+together), and one it refuses or doubts
 is read again turned a quarter, half and three quarters (the detector now and
 then gets an angle that wrong); the detector's weaker peaks are read too, and
 count only when read surely; to save time each index is first read from

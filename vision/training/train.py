@@ -55,7 +55,10 @@ class Config:
     cls_width: float = 1.0
     #: Index classifiers trained, each on its own draw of scenes (the first on
     #: the detector's, the others on ``cls_members - 1`` more): the recogniser
-    #: reads each doubtful index with all of them, as an ensemble.
+    #: reads each doubtful index with all of them, as an ensemble.  1 in
+    #: ``full``: an ensemble of fully trained classifiers reads better, but
+    #: each costs the classifier's training time again, over the 2-hour
+    #: budget, and shorter-trained ones gain nothing (docs/vision.md, session 14).
     cls_members: int = 1
     #: Store the classifiers' weights as float16 (:func:`store_half_weights`):
     #: half the file, so that an ensemble keeps the committed model small.
