@@ -808,30 +808,28 @@ def test_a_screen_clear_outside_0_to_1_in_model_json_is_a_clear_error(tmp_path, 
         Recogniser(tmp_path)
 
 
-def _first_classifier(directory):
-    """The committed model copied into ``directory`` with its first classifier alone."""
+def _with_classifiers(directory, *members):
+    """The committed model copied into ``directory`` with ``classifier`` in its model.json
+    set to ``members``, where None stands for the committed (first) classifier's file."""
     import json
 
+    directory.mkdir(exist_ok=True)
     _model_copy(directory)
     meta = json.loads((directory / "model.json").read_text())
     first = meta["classifier"] if isinstance(meta["classifier"], str) else meta["classifier"][0]
-    meta["classifier"] = first
+    names = [first if m is None else m for m in members]
+    meta["classifier"] = names[0] if len(names) == 1 else names
     (directory / "model.json").write_text(json.dumps(meta))
-    return first
+    return directory
 
 
 def test_a_classifier_listed_twice_reads_as_itself_alone(held_out, tmp_path):
     """An ensemble combines its members' readings like views (a geometric mean over every
     member's every view), so two copies of one classifier read exactly as that classifier."""
     import copy
-    import json
 
-    first = _first_classifier(tmp_path)
-    alone = Recogniser(tmp_path)
-    meta = json.loads((tmp_path / "model.json").read_text())
-    meta["classifier"] = [first, first]
-    (tmp_path / "model.json").write_text(json.dumps(meta))
-    twice = Recogniser(tmp_path)
+    alone = Recogniser(_with_classifiers(tmp_path / "alone", None))
+    twice = Recogniser(_with_classifiers(tmp_path / "twice", None, None))
     assert len(alone.classifiers) == 1 and len(twice.classifiers) == 2
     rng = np.random.default_rng(13)
     img, _ = render_scene(random_scene_spec(rng, held_out, 1280, 720, n_cards=5, card_height=(140, 260)), rng)
@@ -848,7 +846,6 @@ def test_the_ensemble_reads_doubtful_indices_with_every_classifier_and_plain_one
     """Screening with an ensemble: a plain index keeps the first classifier's first view; only
     the doubtful ones are read by the other classifiers (from every view, as classify reads them)."""
     import copy
-    import json
 
     class Counted:
         def __init__(self, net):
@@ -858,11 +855,7 @@ def test_the_ensemble_reads_doubtful_indices_with_every_classifier_and_plain_one
             self.crops += len(blob)
             return self.net(blob)
 
-    first = _first_classifier(tmp_path)
-    meta = json.loads((tmp_path / "model.json").read_text())
-    meta["classifier"] = [first, first]
-    (tmp_path / "model.json").write_text(json.dumps(meta))
-    rec = Recogniser(tmp_path)
+    rec = Recogniser(_with_classifiers(tmp_path, None, None))
     rng = np.random.default_rng(11)
     img, _ = render_scene(random_scene_spec(rng, held_out, 1280, 720, n_cards=6, card_height=(140, 260)), rng)
     screened = _index_readings(rec, img)
@@ -890,10 +883,6 @@ def test_a_classifier_entry_that_names_no_files_is_a_clear_error(tmp_path, value
 
 
 def test_a_missing_member_of_the_ensemble_is_a_clear_error(tmp_path):
-    first = _first_classifier(tmp_path)
-    import json
-    meta = json.loads((tmp_path / "model.json").read_text())
-    meta["classifier"] = [first, "index_classifier_9.onnx"]
-    (tmp_path / "model.json").write_text(json.dumps(meta))
+    _with_classifiers(tmp_path, None, "index_classifier_9.onnx")
     with pytest.raises(ModelError, match="index_classifier_9.onnx is missing"):
         Recogniser(tmp_path)
