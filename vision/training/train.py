@@ -117,9 +117,9 @@ class Config:
 CONFIGS = {
     # For the test suite: proves the pipeline runs, learns nothing useful.
     "tiny": Config(scenes=16, det_steps=6, det_batch=4, det_crop=160, cls_epochs=1, cls_batch=64,
-                   cls_members=2, cls_half_weights=True, det_width=0.5, cls_width=0.5, generated=2, reshape_glyphs=True, detector_crops=True,
-                   refiner=True, refine_epochs=1, refine_width=0.5, look_turned=True, weak_heat=0.15,
-                   screen_clear=0.96),
+                   cls_members=2, cls_half_weights=True, det_width=0.5, cls_width=0.5, generated=2,
+                   reshape_glyphs=True, detector_crops=True, refiner=True, refine_epochs=1, refine_width=0.5,
+                   look_turned=True, weak_heat=0.15, screen_clear=0.96),
     # A first usable model in about half an hour on 2 idle cores.
     "quick": Config(scenes=3000, det_steps=1500, det_batch=12, det_crop=288, cls_epochs=4, generated=24),
     # The committed model: about 100 minutes on 2 cores (see docs/vision.md for the measured times).
@@ -496,9 +496,9 @@ def main(argv: list[str] | None = None) -> int:
     members = [train_classifier(X, R, S, cfg, args.seed)]
     del X, R, S
     for k in range(1, cfg.cls_members):
-        # Classifiers trained on the same scenes make the same mistakes; on
-        # another draw of scenes (the same recipe, the next seed) they make
-        # different ones, which the ensemble outvotes.
+        # Classifiers trained on the same scenes make much the same mistakes;
+        # trained on another draw of scenes (the same recipe, the next seed),
+        # fewer of them (measured: docs/vision.md, session 14).
         member_dir = data_dir.with_name(f"{data_dir.name}-member{k + 1}")
         _log(f"classifier {k + 1} of {cfg.cls_members}: rendering {cfg.scenes} scenes into {member_dir}")
         generate_scenes(member_dir, cfg.scenes, args.seed + k, scene_decks, workers=args.workers, log=_log)
