@@ -57,12 +57,14 @@ def test_classifier_crops_have_positives_and_refusals(art):
 
 def test_tiny_training_run_exports_models_the_recogniser_loads(art, tmp_path):
     from vision.recogniser import Recogniser
+    from vision.training.train import CONFIGS, fast_math
     from vision.training.train import main as train_main
 
     out, data = tmp_path / "model", tmp_path / "data"
     assert train_main(["--config", "tiny", "--out", str(out), "--data", str(data), "--workers", "1"]) == 0
     meta = json.loads((out / "model.json").read_text())
     assert meta["config"] == "tiny"
+    assert meta["train_precision"] == ("bfloat16" if fast_math(CONFIGS["tiny"]) else "float32")
     assert not set(meta["trained_on"]) & set(HELD_OUT), "held-out designs must never be trained on"
     # tiny trains two classifiers, the second on its own draw of scenes: an ensemble.
     assert meta["classifier"] == ["index_classifier.onnx", "index_classifier_2.onnx"]
@@ -270,3 +272,54 @@ def test_half_weights_halve_the_file_and_both_engines_read_it_as_before(tmp_path
         assert got.shape == expected.shape
         assert np.abs(got - expected).max() < 0.01 * max(1.0, np.abs(expected).max())
         assert not np.array_equal(got, OnnxNet(full, engine, threads=1)(x)), "the weights were not rounded"
+
+
+def test_bfloat16_training_is_used_only_where_the_cpu_computes_it(monkeypatch):
+    """fast_math: asked for by the config, and only where oneDNN says the CPU
+    computes bfloat16 natively; a CPU that does not trains in float32."""
+    import dataclasses
+
+    import torch
+
+    from vision.training import train as T
+
+    cfg = dataclasses.replace(T.CONFIGS["tiny"], bf16=True)
+    assert T.CONFIGS["tiny"].bf16, "the tests train in bfloat16 where the CPU can"
+    assert not T.CONFIGS["full"].bf16, "the committed model's recipe trains in float32"
+    assert T.fast_math(dataclasses.replace(cfg, bf16=False)) is False
+    monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: False)
+    assert T.fast_math(cfg) is False
+    monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: True)
+    assert T.fast_math(cfg) is True
+    monkeypatch.setattr(torch.backends.mkldnn, "is_available", lambda: False)
+    assert T.fast_math(cfg) is False
+
+
+@pytest.mark.parametrize("bf16", [False, True])
+def test_training_precision_and_memory_layout(bf16, monkeypatch):
+    """_train_mode: the forward pass runs in bfloat16 under fast_math, float32
+    otherwise, on channels-last weights; _trained gives back a network in the
+    plain layout that computes in float32, as the exporter and the engines expect."""
+    import dataclasses
+
+    import torch
+
+    from vision.training import train as T
+    from vision.training.models import IndexClassifier
+
+    monkeypatch.setattr(T, "fast_math", lambda cfg: cfg.bf16)
+    cfg = dataclasses.replace(T.CONFIGS["tiny"], bf16=bf16)
+    torch.manual_seed(0)
+    net = IndexClassifier(0.5, standardised=True)
+    precision = T._train_mode(net, cfg)
+    conv = net.features[0][0].weight
+    assert conv.is_contiguous(memory_format=torch.channels_last) and not conv.is_contiguous()
+    x = torch.randn(4, 3, PATCH_H, PATCH_W)
+    with precision():
+        out = net(T._channels_last(x))
+    assert out.dtype == (torch.bfloat16 if bf16 else torch.float32)
+    assert conv.dtype == torch.float32, "the weights themselves stay in float32"
+    T._trained(net)
+    assert conv.is_contiguous() and not net.training
+    with torch.no_grad():
+        assert net(x).dtype == torch.float32
