@@ -66,8 +66,9 @@ class Config:
     cls_half_weights: bool = False
     #: Train in bfloat16 (:func:`fast_math`) where the CPU computes it natively
     #: (AVX512-BF16 or AMX), float32 elsewhere; ``--bf16`` turns it on for any
-    #: config.  It trains the detector 1.4, the refiner 1.5 and the classifier
-    #: 1.5 to 1.8 times as fast, and reads as well (docs/vision.md, session 15).  Off in
+    #: config.  It trains the detector 1.36, the refiner 1.55 and the classifier
+    #: 1.5 times as fast (bench/bench_training.py), and reads as well
+    #: (docs/vision.md, session 15).  Off in
     #: ``full``, which is the committed model's recipe, trained in float32.
     bf16: bool = False
     det_lr: float = 3e-3
@@ -177,11 +178,10 @@ def fast_math(cfg: Config) -> bool:
 
     Under ``torch.autocast`` the convolutions and matrix products run in
     bfloat16 while the weights, the optimiser and batch normalisation stay in
-    float32.  On the development machine's CPU (AMX) a training step of each
-    network took about half the time in a micro-benchmark (the classifier's
-    198 -> 96 ms, with channels-last memory); whole runs, with their data
-    preparation, went 1.4 (detector) to 1.8 (classifier) times as fast.
-    Elsewhere bfloat16 would be emulated, slower than float32, so it is not used.
+    float32.  On the development machine's CPU (AMX) a training step, data
+    and optimiser included, is 1.36 (detector) to 1.55 (refiner) times as fast
+    (``bench/bench_training.py``).  Elsewhere bfloat16 would be emulated,
+    slower than float32, so it is not used.
     """
     if not cfg.bf16 or not torch.backends.mkldnn.is_available():
         return False

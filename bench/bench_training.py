@@ -1,0 +1,137 @@
+"""Time a training step of each of the recogniser's networks, in float32 and in bfloat16.
+
+    .venv/bin/python bench/bench_training.py               # 100 steps of each, 2 threads
+    .venv/bin/python bench/bench_training.py --steps 300 --threads 2
+
+Renders a few training scenes (registry training designs, as ``full``
+renders them, into a temporary folder), cuts the refiner's and the
+classifier's crops from them, and runs the training functions of
+``vision.training.train`` themselves for ``--steps`` steps of each network
+with the ``full`` config's sizes and batches: data preparation, augmentation
+and the optimiser included, as in a real run.  Prints the time of a step in
+each precision, the speed-up, and what that makes of the ``full`` config's
+steps (the step counts of its 8000 scenes: 6000 detector steps, and the
+refiner's and classifier's epochs over the crops counted in its training
+log).  bfloat16 is timed only where the CPU computes it natively
+(``vision.training.train.fast_math``); elsewhere the command trains in
+float32 anyway.  The 2-hour budget of the one training command is about
+these figures (docs/vision.md, "Training").
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from vision.synth.decks import HELD_OUT, available_decks  # noqa: E402
+
+#: Crops cut from the ``full`` config's 8000 scenes (its training log, seed 1): the
+#: refiner's (with the detector's detections) and the classifier's.
+FULL_REFINER_CROPS = 88694
+FULL_CLASSIFIER_CROPS = 139565
+
+
+def full_steps(cfg) -> dict[str, int]:
+    """Training steps of each network in config ``cfg`` on the ``full`` scenes (95% of the crops train)."""
+    per_epoch = {name: math.ceil((n - max(1, n // 20)) / cfg.cls_batch)
+                 for name, n in (("refiner", FULL_REFINER_CROPS), ("classifier", FULL_CLASSIFIER_CROPS))}
+    return {"detector": cfg.det_steps, "refiner": cfg.refine_epochs * per_epoch["refiner"],
+            "classifier": cfg.cls_epochs * per_epoch["classifier"]}
+
+
+def _repeat_to(n: int, *arrays: np.ndarray) -> list[np.ndarray]:
+    """The arrays' rows repeated to ``n`` rows (the time does not depend on which crops)."""
+    take = np.arange(n) % len(arrays[0])
+    return [a[take] for a in arrays]
+
+
+def step_seconds(steps: int, bf16: bool, scenes, Xr, Yr, Xc, Rc, Sc) -> dict[str, float]:
+    """Seconds per training step of each network, run by the training code itself."""
+    from vision.training import train as T
+
+    cfg = dataclasses.replace(T.CONFIGS["full"], bf16=bf16, refine_epochs=1, cls_epochs=1)
+    # A first short run of each sets up its kernels (the first steps are slow), untimed.
+    warm = dataclasses.replace(cfg, det_steps=2)
+    T.train_detector(scenes, warm, 1)
+    T.train_refiner(*_repeat_to(3 * cfg.cls_batch, Xr, Yr), warm, 1)
+    T.train_classifier(*_repeat_to(3 * cfg.cls_batch, Xc, Rc, Sc), warm, 1)
+    cfg = dataclasses.replace(cfg, det_steps=steps)
+    # One epoch of ``steps`` batches; the 5% held for validation are read once at its end.
+    n = math.ceil(steps * cfg.cls_batch / 0.95)
+    timed = {}
+    t = time.perf_counter()
+    T.train_detector(scenes, cfg, 1)
+    timed["detector"] = (time.perf_counter() - t) / steps
+    t = time.perf_counter()
+    T.train_refiner(*_repeat_to(n, Xr, Yr), cfg, 1)
+    timed["refiner"] = (time.perf_counter() - t) / steps
+    t = time.perf_counter()
+    T.train_classifier(*_repeat_to(n, Xc, Rc, Sc), cfg, 1)
+    timed["classifier"] = (time.perf_counter() - t) / steps
+    return timed
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--steps", type=int, default=100, help="training steps timed per network and precision")
+    ap.add_argument("--threads", type=int, default=2, help="torch threads (the training command's default)")
+    ap.add_argument("--scenes", type=int, default=24, help="training scenes rendered for the crops")
+    args = ap.parse_args(argv)
+    if args.steps < 1 or args.scenes < 1:
+        ap.error("--steps and --scenes must be at least 1")
+
+    import torch
+
+    from vision.training import train as T
+    from vision.training.data import classifier_crops, generate_scenes, load_scenes, refiner_samples
+
+    torch.set_num_threads(args.threads)
+    cv2.setNumThreads(1)
+    T._log = lambda msg: None   # the training functions' progress lines would drown the figures
+    decks = [d for d in available_decks() if d not in HELD_OUT]
+    if not decks:
+        print("no training deck designs installed: run scripts/fetch-art.sh", file=sys.stderr)
+        return 2
+    cfg = T.CONFIGS["full"]
+    with tempfile.TemporaryDirectory() as tmp:
+        generate_scenes(Path(tmp), args.scenes, 1, decks, workers=1, log=lambda msg: None)
+        scenes = load_scenes(Path(tmp))
+    Xr, Yr = refiner_samples(scenes, [[] for _ in scenes.images], 4, jitter_copies=cfg.refine_copies)
+    Xc, Rc, Sc = classifier_crops(scenes, 2, jitter_copies=cfg.jitter_copies)
+
+    precisions = [False] + ([True] if T.fast_math(dataclasses.replace(cfg, bf16=True)) else [])
+    print(f"torch {torch.__version__}, {args.threads} threads, {args.steps} steps of each network "
+          f"({args.scenes} scenes rendered; batches as in `full`)")
+    if len(precisions) == 1:
+        print("this CPU does not compute bfloat16 natively: training runs in float32 here (timed alone)")
+    timed = {bf16: step_seconds(args.steps, bf16, scenes, Xr, Yr, Xc, Rc, Sc) for bf16 in precisions}
+    steps = full_steps(cfg)
+    print(f"\n{'network':12}{'float32':>12}{'bfloat16':>12}{'speed-up':>10}   in `full` ({'steps':>6}): "
+          f"{'float32':>9}{'bfloat16':>10}")
+    total = {bf16: 0.0 for bf16 in precisions}
+    for name in ("detector", "refiner", "classifier"):
+        f32 = timed[False][name]
+        b16 = timed[True][name] if True in timed else None
+        for bf16 in precisions:
+            total[bf16] += timed[bf16][name] * steps[name] / 60
+        print(f"{name:12}{1000 * f32:9.1f} ms" + (f"{1000 * b16:9.1f} ms{f32 / b16:9.2f}x" if b16 else f"{'-':>12}{'-':>10}")
+              + f"   {'':>10}{steps[name]:>6}:  {f32 * steps[name] / 60:6.1f} min"
+              + (f"{b16 * steps[name] / 60:7.1f} min" if b16 else ""))
+    print(f"{'all three':12}{'':>34}   {'':>10}{'':>6}:  {total[False]:6.1f} min"
+          + (f"{total[True]:7.1f} min" if True in total else ""))
+    print("(the rest of the command, rendering designs and scenes and cutting crops, is not timed here)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
