@@ -97,7 +97,6 @@ def main(argv: list[str] | None = None) -> int:
 
     torch.set_num_threads(args.threads)
     cv2.setNumThreads(1)
-    T._log = lambda msg: None   # the training functions' progress lines would drown the figures
     decks = [d for d in available_decks() if d not in HELD_OUT]
     if not decks:
         print("no training deck designs installed: run scripts/fetch-art.sh", file=sys.stderr)
@@ -114,7 +113,11 @@ def main(argv: list[str] | None = None) -> int:
           f"({args.scenes} scenes rendered; batches as in `full`)")
     if len(precisions) == 1:
         print("this CPU does not compute bfloat16 natively: training runs in float32 here (timed alone)")
-    timed = {bf16: step_seconds(args.steps, bf16, scenes, Xr, Yr, Xc, Rc, Sc) for bf16 in precisions}
+    log, T._log = T._log, lambda msg: None   # the training's progress lines would drown the figures
+    try:
+        timed = {bf16: step_seconds(args.steps, bf16, scenes, Xr, Yr, Xc, Rc, Sc) for bf16 in precisions}
+    finally:
+        T._log = log
     steps = full_steps(cfg)
     print(f"\n{'network':12}{'float32':>12}{'bfloat16':>12}{'speed-up':>10}   in `full` ({'steps':>6}): "
           f"{'float32':>9}{'bfloat16':>10}")
