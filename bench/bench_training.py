@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import math
 import sys
 import tempfile
 import time
@@ -43,10 +42,11 @@ FULL_CLASSIFIER_CROPS = 139565
 
 def full_steps(cfg) -> dict[str, int]:
     """Training steps of each network in config ``cfg`` on the ``full`` scenes (95% of the crops train)."""
-    per_epoch = {name: math.ceil((n - max(1, n // 20)) / cfg.cls_batch)
-                 for name, n in (("refiner", FULL_REFINER_CROPS), ("classifier", FULL_CLASSIFIER_CROPS))}
-    return {"detector": cfg.det_steps, "refiner": cfg.refine_epochs * per_epoch["refiner"],
-            "classifier": cfg.cls_epochs * per_epoch["classifier"]}
+    from vision.training.train import epoch_steps
+
+    return {"detector": cfg.det_steps,
+            "refiner": cfg.refine_epochs * epoch_steps(FULL_REFINER_CROPS, cfg.cls_batch),
+            "classifier": cfg.cls_epochs * epoch_steps(FULL_CLASSIFIER_CROPS, cfg.cls_batch)}
 
 
 def _repeat_to(n: int, *arrays: np.ndarray) -> list[np.ndarray]:
@@ -66,8 +66,10 @@ def step_seconds(steps: int, bf16: bool, scenes, Xr, Yr, Xc, Rc, Sc) -> dict[str
     T.train_refiner(*_repeat_to(3 * cfg.cls_batch, Xr, Yr), warm, 1)
     T.train_classifier(*_repeat_to(3 * cfg.cls_batch, Xc, Rc, Sc), warm, 1)
     cfg = dataclasses.replace(cfg, det_steps=steps)
-    # One epoch of ``steps`` batches; the 5% held for validation are read once at its end.
-    n = math.ceil(steps * cfg.cls_batch / 0.95)
+    # One epoch of ``steps`` batches; the crops held for validation are read once at its end.
+    n = steps * cfg.cls_batch
+    while T.epoch_steps(n, cfg.cls_batch) < steps:
+        n += cfg.cls_batch
     timed = {}
     t = time.perf_counter()
     T.train_detector(scenes, cfg, 1)

@@ -197,7 +197,8 @@ def _train_mode(net: torch.nn.Module, cfg: Config):
     precision) and bfloat16 autocast when :func:`fast_math` says so."""
     net.to(memory_format=torch.channels_last)
     net.train()
-    return lambda: torch.autocast("cpu", dtype=torch.bfloat16, enabled=fast_math(cfg))
+    bf16 = fast_math(cfg)
+    return lambda: torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16)
 
 
 def _trained(net: torch.nn.Module) -> torch.nn.Module:
@@ -209,6 +210,16 @@ def _trained(net: torch.nn.Module) -> torch.nn.Module:
 
 def _channels_last(x: torch.Tensor) -> torch.Tensor:
     return x.contiguous(memory_format=torch.channels_last)
+
+
+def validation_size(n: int) -> int:
+    """Crops of ``n`` held out to report the refiner's and classifier's progress: a twentieth."""
+    return max(1, n // 20)
+
+
+def epoch_steps(n: int, batch: int) -> int:
+    """Training steps in one epoch over ``n`` crops (the rest after :func:`validation_size`)."""
+    return math.ceil((n - validation_size(n)) / batch)
 
 
 def _det_loss(out, heat, hw, reg, rw):
@@ -339,14 +350,14 @@ def train_classifier(X: np.ndarray, R: np.ndarray, S: np.ndarray, cfg: Config, s
     g = torch.Generator().manual_seed(seed)
     n = len(X)
     perm = np.random.default_rng(seed).permutation(n)
-    n_val = max(1, n // 20)
+    n_val = validation_size(n)
     val, tr = perm[:n_val], perm[n_val:]
     Xt = torch.from_numpy(X).permute(0, 3, 1, 2).contiguous()  # uint8, converted per batch
     Rt, St = torch.from_numpy(R), torch.from_numpy(S)
     net = IndexClassifier(cfg.cls_width, standardised=cfg.standardise)
     precision = _train_mode(net, cfg)
     prep = _standardise if cfg.standardise else (lambda t: t)
-    steps = cfg.cls_epochs * math.ceil(len(tr) / cfg.cls_batch)
+    steps = cfg.cls_epochs * epoch_steps(n, cfg.cls_batch)
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.cls_lr, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=cfg.cls_lr, total_steps=max(1, steps), pct_start=0.15)
     for epoch in range(cfg.cls_epochs):
@@ -387,13 +398,13 @@ def train_refiner(X: np.ndarray, Y: np.ndarray, cfg: Config, seed: int) -> Index
     g = torch.Generator().manual_seed(seed)
     n = len(X)
     perm = np.random.default_rng(seed).permutation(n)
-    n_val = max(1, n // 20)
+    n_val = validation_size(n)
     val, tr = perm[:n_val], perm[n_val:]
     Xt = torch.from_numpy(X).permute(0, 3, 1, 2).contiguous()
     Yt = torch.from_numpy(Y)
     net = IndexRefiner(cfg.refine_width)
     precision = _train_mode(net, cfg)
-    steps = cfg.refine_epochs * math.ceil(len(tr) / cfg.cls_batch)
+    steps = cfg.refine_epochs * epoch_steps(n, cfg.cls_batch)
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.cls_lr, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=cfg.cls_lr, total_steps=max(1, steps), pct_start=0.15)
     t0 = time.time()
