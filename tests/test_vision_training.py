@@ -92,6 +92,23 @@ def test_tiny_training_run_exports_models_the_recogniser_loads(art, tmp_path):
     meta = json.loads((out / "model.json").read_text())
     assert meta["detector_reused"] is True and meta["detector_seconds"] >= 0
     Recogniser(out).recognise(img)
+    # --detector-from starts from a written model's detector instead: the new
+    # model's detector computes what that one does.
+    out2 = tmp_path / "model2"
+    assert train_main(["--config", "tiny", "--out", str(out2), "--data", str(data), "--workers", "1",
+                       "--detector-from", str(out / "index_detector.onnx")]) == 0
+    meta2 = json.loads((out2 / "model.json").read_text())
+    assert meta2["detector_reused"] is True and meta2["detector_from"] == str(out / "index_detector.onnx")
+    assert meta2["detector_seconds"] == meta["detector_seconds"]   # the source's record of its detector
+    # A file that is not there, or not a detector, is refused before any work.
+    for wrong in (tmp_path / "missing.onnx", out / "model.json", out / "index_classifier.onnx"):
+        assert train_main(["--config", "tiny", "--out", str(tmp_path / "model3"), "--data", str(data),
+                           "--detector-from", str(wrong)]) == 2
+    assert not (tmp_path / "model3").exists()
+    from vision.inference import OnnxNet
+    x = np.random.default_rng(0).random((1, 3, 96, 128), dtype=np.float32)
+    before, after = (OnnxNet(d / "index_detector.onnx", "onnxruntime", threads=1)(x) for d in (out, out2))
+    assert np.abs(after - before).max() < 1e-4 * max(1.0, np.abs(before).max())
 
 
 def test_scene_cache_is_redone_when_the_request_changes(art, tmp_path):
@@ -272,6 +289,48 @@ def test_half_weights_halve_the_file_and_both_engines_read_it_as_before(tmp_path
         assert got.shape == expected.shape
         assert np.abs(got - expected).max() < 0.01 * max(1.0, np.abs(expected).max())
         assert not np.array_equal(got, OnnxNet(full, engine, threads=1)(x)), "the weights were not rounded"
+
+
+@pytest.mark.parametrize("network, shape, half", [
+    ("IndexDetector", (1, 3, 96, 128), False),
+    ("IndexRefiner", (5, 3, 0, 0), False),
+    ("IndexClassifier", (5, 3, PATCH_H, PATCH_W), True),
+])
+def test_exported_weights_load_back_into_the_network(tmp_path, network, shape, half):
+    """load_onnx_weights undoes export_onnx, batch normalisation folded in and half
+    weights included: the network loaded from the file computes what the file does."""
+    import torch
+
+    from vision.index_geometry import REFINE_PATCH_H, REFINE_PATCH_W
+    from vision.inference import OnnxNet
+    from vision.training import models
+    from vision.training.train import export_onnx, load_onnx_weights
+
+    if network == "IndexRefiner":
+        shape = (5, 3, REFINE_PATCH_H, REFINE_PATCH_W)
+    make = getattr(models, network)
+    torch.manual_seed(0)
+    net = make(0.5)
+    with torch.no_grad():   # trained-looking normalisations, so that folding them matters
+        for m in net.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.weight.uniform_(0.5, 1.5), m.bias.uniform_(-0.3, 0.3)
+                m.running_mean.uniform_(-0.2, 0.2), m.running_var.uniform_(0.5, 2.0)
+    path = tmp_path / "net.onnx"
+    export_onnx(net, torch.zeros(1, *shape[1:]), path, dynamic_hw=network == "IndexDetector", half_weights=half)
+
+    loaded = make(0.5)
+    load_onnx_weights(loaded, path)
+    loaded.eval()
+    x = np.random.default_rng(1).random(shape, dtype=np.float32)
+    with torch.no_grad():
+        got = loaded(torch.from_numpy(x)).numpy()
+    expected = OnnxNet(path, "onnxruntime", threads=1)(x)
+    assert got.shape == expected.shape
+    assert np.abs(got - expected).max() < 1e-4 * max(1.0, np.abs(expected).max())
+
+    with pytest.raises(ValueError, match="folded convolutions|in the file"):
+        load_onnx_weights(make(1.0), path)    # another width: the file does not fit
 
 
 def test_bfloat16_training_is_used_only_where_the_cpu_computes_it(monkeypatch):

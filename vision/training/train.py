@@ -483,6 +483,62 @@ def store_half_weights(path: Path) -> None:
     onnx.save(model, str(path))
 
 
+def load_onnx_weights(net: torch.nn.Module, path: Path) -> None:
+    """Load into ``net`` the weights of the ONNX network at ``path``, which
+    :func:`export_onnx` wrote from a network of the same architecture: its inverse,
+    so that a committed network can be reused for training (``--detector-from``).
+
+    The exporter folds each batch normalisation into the convolution before it;
+    such a convolution gets the folded weights and its normalisation the folded
+    bias, with unit scale, zero mean and unit variance, so that ``net`` in eval
+    mode computes what the file does.  Half-precision weights load as float32.
+    Raises ValueError when the file does not fit ``net``.
+    """
+    import onnx
+    from onnx import numpy_helper
+
+    try:
+        graph = onnx.load(str(path)).graph
+    except OSError:
+        raise
+    except Exception as e:   # protobuf's DecodeError and the like: not an ONNX file
+        raise ValueError(f"{path}: not an ONNX network ({str(e).splitlines()[0]})") from e
+    arrays = {w.name: numpy_helper.to_array(w).astype(np.float32) for w in graph.initializer}
+    for node in graph.node:
+        if node.op_type == "Cast" and node.input[0] in arrays:   # store_half_weights' casts
+            arrays[node.output[0]] = arrays[node.input[0]]
+    if any(node.op_type == "BatchNormalization" for node in graph.node):
+        raise ValueError(f"{path}: batch normalisation not folded (exported in training mode?)")
+    state = net.state_dict()
+    # Unfolded parameters keep their names in the file; each folded convolution
+    # has anonymous ones, in the order the network computes them.
+    folded = [(node.input[1], node.input[2] if len(node.input) > 2 else None) for node in graph.node
+              if node.op_type == "Conv" and node.input[1] not in state]
+    modules = list(net.named_modules())
+    conv_bn = [(name, modules[i + 1][0]) for i, (name, module) in enumerate(modules[:-1])
+               if isinstance(module, torch.nn.Conv2d) and isinstance(modules[i + 1][1], torch.nn.BatchNorm2d)]
+    if len(folded) != len(conv_bn):
+        raise ValueError(f"{path}: {len(folded)} folded convolutions where the network has {len(conv_bn)}")
+    loaded = {name: torch.from_numpy(arrays[name]) for name in state if name in arrays}
+    for (weight, bias), (conv, bn) in zip(folded, conv_bn):
+        loaded[f"{conv}.weight"] = torch.from_numpy(arrays[weight])
+        out_channels = arrays[weight].shape[0]
+        eps = net.get_submodule(bn).eps
+        loaded[f"{bn}.weight"] = torch.ones(out_channels)
+        loaded[f"{bn}.bias"] = torch.from_numpy(arrays[bias]) if bias else torch.zeros(out_channels)
+        loaded[f"{bn}.running_mean"] = torch.zeros(out_channels)
+        loaded[f"{bn}.running_var"] = torch.full((out_channels,), 1.0 - eps)
+    for name, value in state.items():
+        if name.endswith("num_batches_tracked"):
+            loaded.setdefault(name, value)
+        elif name not in loaded:
+            raise ValueError(f"{path}: no weights for {name}")
+        elif loaded[name].shape != value.shape:
+            raise ValueError(f"{path}: {name} is {tuple(loaded[name].shape)} in the file, "
+                             f"{tuple(value.shape)} in the network")
+    net.load_state_dict(loaded)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m vision.training.train", description=__doc__.split("\n\n")[0])
     ap.add_argument("--config", default="full", choices=sorted(CONFIGS))
@@ -497,6 +553,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reuse-detector", action="store_true",
                     help="reuse the detector saved by an earlier run on the same scenes "
                          "(to retrain the refiner and the classifier)")
+    ap.add_argument("--detector-from", type=Path, default=None, metavar="ONNX",
+                    help="use this detector, written by an earlier run (e.g. "
+                         "vision/models/index_detector.onnx), instead of training one")
     args = ap.parse_args(argv)
 
     cfg = CONFIGS[args.config]
@@ -505,6 +564,15 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     cv2.setNumThreads(1)
     t_start = time.time()
+    det_from = None
+    if args.detector_from:   # read it first: a wrong file should not wait for the scenes
+        det_from = IndexDetector(cfg.det_width)
+        try:
+            load_onnx_weights(det_from, args.detector_from)
+        except (OSError, ValueError) as e:
+            print(f"--detector-from: {e}", file=sys.stderr)
+            return 2
+        det_from.eval()
 
     build_face_cache(log=_log)
     real = [d for d in available_decks() if d not in HELD_OUT]
@@ -530,7 +598,10 @@ def main(argv: list[str] | None = None) -> int:
     det_ckpt = data_dir / "detector.pt"
     det_time = data_dir / "detector.json"  # how long the detector took, for model.json's record
     reused = False
-    if args.reuse_detector and det_ckpt.exists():
+    if det_from is not None:
+        det, reused = det_from, True
+        _log(f"using the detector of {args.detector_from}")
+    elif args.reuse_detector and det_ckpt.exists():
         det = IndexDetector(cfg.det_width)
         det.load_state_dict(torch.load(det_ckpt))
         det.eval()
@@ -620,9 +691,15 @@ def main(argv: list[str] | None = None) -> int:
     if reused:
         # This run trained the classifier only; the whole command takes that
         # plus the detector's time (recorded when it was trained).
-        det_seconds = json.loads(det_time.read_text())["seconds"] if det_time.exists() else None
         meta["detector_reused"] = True
-        meta["detector_seconds"] = det_seconds
+        if args.detector_from:
+            meta["detector_from"] = str(args.detector_from)
+            source = args.detector_from.with_name("model.json")
+            meta["detector_seconds"] = (json.loads(source.read_text()).get("detector_seconds")
+                                        if source.exists() else None)
+        else:
+            meta["detector_seconds"] = (json.loads(det_time.read_text())["seconds"]
+                                        if det_time.exists() else None)
     (args.out / "model.json").write_text(json.dumps(meta, indent=1) + "\n")
     written = ["index_detector.onnx", *classifier_files] + (["index_refiner.onnx"] if ref is not None else [])
     _log(f"wrote {', '.join(written)} and model.json to {args.out} in {time.time() - t_start:.0f} s")
