@@ -515,19 +515,18 @@ def load_onnx_weights(net: torch.nn.Module, path: Path) -> None:
     folded = [(node.input[1], node.input[2] if len(node.input) > 2 else None) for node in graph.node
               if node.op_type == "Conv" and node.input[1] not in state]
     modules = list(net.named_modules())
-    conv_bn = [(name, modules[i + 1][0]) for i, (name, module) in enumerate(modules[:-1])
-               if isinstance(module, torch.nn.Conv2d) and isinstance(modules[i + 1][1], torch.nn.BatchNorm2d)]
+    conv_bn = [(conv, *following) for (conv, module), following in zip(modules, modules[1:])
+               if isinstance(module, torch.nn.Conv2d) and isinstance(following[1], torch.nn.BatchNorm2d)]
     if len(folded) != len(conv_bn):
         raise ValueError(f"{path}: {len(folded)} folded convolutions where the network has {len(conv_bn)}")
     loaded = {name: torch.from_numpy(arrays[name]) for name in state if name in arrays}
-    for (weight, bias), (conv, bn) in zip(folded, conv_bn):
+    for (weight, bias), (conv, bn, norm) in zip(folded, conv_bn):
         loaded[f"{conv}.weight"] = torch.from_numpy(arrays[weight])
         out_channels = arrays[weight].shape[0]
-        eps = net.get_submodule(bn).eps
         loaded[f"{bn}.weight"] = torch.ones(out_channels)
         loaded[f"{bn}.bias"] = torch.from_numpy(arrays[bias]) if bias else torch.zeros(out_channels)
         loaded[f"{bn}.running_mean"] = torch.zeros(out_channels)
-        loaded[f"{bn}.running_var"] = torch.full((out_channels,), 1.0 - eps)
+        loaded[f"{bn}.running_var"] = torch.full((out_channels,), 1.0 - norm.eps)   # sqrt(var + eps) = 1
     for name, value in state.items():
         if name.endswith("num_batches_tracked"):
             loaded.setdefault(name, value)
