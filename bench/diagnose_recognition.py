@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/diagnose_recognition.py            # 160 scenes, seed 99
     .venv/bin/python bench/diagnose_recognition.py --n 400 --model /tmp/model
+    .venv/bin/python bench/diagnose_recognition.py --n 960 --cache   # bench_recognition's cached scenes
 
 Renders the same kind of scenes as ``bench_recognition.py`` (held-out designs,
 1280x720, 1-8 cards) and, for every readable index (at least
@@ -12,8 +13,13 @@ size as detected, and after the refiner (and the second look, turned) put them r
 read it right, and how confident was it?  Then, per readable card, which
 stage lost it: no index found, every found index misread, read right but
 below the accept threshold, or lost when the indices were assembled into
-cards.  Prints the counts and a confidence histogram of right readings; use
-it to decide what to improve next.  Default seed 99 (not the benchmark's 7).
+cards.  Of the missed cards whose index was found in the right place, which
+part of the reading was in doubt: the rank, the suit or both
+(:func:`doubtful_part`); and how often a card is missed by the height of its
+largest readable index (:data:`HEIGHT_BANDS`).  Prints the counts and a
+confidence histogram of right readings; use it to decide what to improve
+next.  Default seed 99 (not the benchmark's 7).  The scenes are
+``bench_recognition.py``'s, so ``--cache`` reads the ones it keeps.
 """
 
 from __future__ import annotations
@@ -29,11 +35,43 @@ import cv2
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))   # bench_recognition, whose scenes these are
 
+from bench_recognition import CACHE_DIR, cached_scenes, render_scenes  # noqa: E402
 from vision.evaluation import score_image  # noqa: E402
-from vision.recogniser import Recogniser  # noqa: E402
+from vision.index_geometry import RANKS, SUITS  # noqa: E402
+from vision.recogniser import CARD_NAMES, Recogniser  # noqa: E402
 from vision.synth.decks import HELD_OUT, available_decks, build_face_cache  # noqa: E402
-from vision.synth.scene import READABLE_FRACTION, random_scene_spec, render_scene  # noqa: E402
+from vision.synth.scene import READABLE_FRACTION  # noqa: E402
+
+#: Where each card name lies in ``IndexReading.probs``.
+CARD_INDEX = {name: k for k, name in enumerate(CARD_NAMES)}
+#: Bands of a card's largest readable index height, in pixels, for the misses by size.
+HEIGHT_BANDS = (0, 40, 50, 60, 70, math.inf)
+
+
+def doubtful_part(probs: np.ndarray, card: str, clear: float = 0.9) -> str:
+    """Which part of a reading leaves the true ``card`` in doubt: ``"rank"``, ``"suit"``,
+    ``"both"`` or ``"neither"``, by whether the true rank's and the true suit's share
+    of the 52 card probabilities (rank-major, as ``IndexReading.probs``) reach ``clear``.
+
+    >>> p = np.zeros(52); p[CARD_INDEX["QC"]] = 0.6; p[CARD_INDEX["QS"]] = 0.4
+    >>> doubtful_part(p, "QC")          # the queen is sure, the club is not
+    'suit'
+    """
+    p = np.asarray(probs, float).reshape(len(RANKS), len(SUITS))
+    p = p / p.sum()
+    rank_ok = p[RANKS.index(card[:-1])].sum() >= clear
+    suit_ok = p[:, SUITS.index(card[-1])].sum() >= clear
+    return {(True, True): "neither", (True, False): "suit", (False, True): "rank"}.get((rank_ok, suit_ok), "both")
+
+
+def height_band(height: float) -> str:
+    """The :data:`HEIGHT_BANDS` band a height in pixels falls in, as ``"40-50 px"`` or ``"70+ px"``."""
+    for lo, hi in zip(HEIGHT_BANDS, HEIGHT_BANDS[1:]):
+        if lo <= height < hi:
+            return f"{lo}+ px" if math.isinf(hi) else f"{lo}-{hi} px"
+    raise ValueError(f"not a height: {height!r}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=99)
     ap.add_argument("--model", type=Path, default=None)
     ap.add_argument("--threshold", type=float, default=None)
+    ap.add_argument("--cache", action="store_true",
+                    help=f"read (or keep) the scenes under {CACHE_DIR}, as bench_recognition.py --cache does")
     args = ap.parse_args(argv)
 
     cv2.setNumThreads(1)
@@ -51,15 +91,16 @@ def main(argv: list[str] | None = None) -> int:
     if not decks:
         print("held-out deck designs are not installed: run scripts/fetch-art.sh", file=sys.stderr)
         return 2
-    rng = np.random.default_rng(args.seed)
+    scenes = (cached_scenes(args.seed, args.n, decks) if args.cache
+              else render_scenes(args.seed, args.n, decks))
     ix_stats = Counter()
     card_stats = Counter()
     right_conf = []
     geometry = {"detected": [], "refined": []}   # (position / index height, degrees, |log size ratio|)
     per_deck = {}
-    for k in range(args.n):
-        spec = random_scene_spec(rng, decks, 1280, 720, n_cards=1 + k % 8, card_height=(130, 300))
-        image, ann = render_scene(spec, rng)
+    doubt = Counter()                      # missed cards found in place: which part was in doubt
+    by_height = {}                         # band -> Counter(cards, missed)
+    for image, ann in scenes:
         # The stages of Recogniser.read_indices one by one, to see the geometry before refining.
         peaks = rec.detect_peaks(image)
         found = [p for p in peaks if p.heat >= rec.heat_threshold]
@@ -79,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         for card in ann.cards:
             readable = [ix for ix in card.indices if ix.visible >= READABLE_FRACTION]
             stages = []
+            in_place = []                  # readings found where a readable index of this card is
             for ix in readable:
                 ix_stats["readable indices"] += 1
                 near = [k for k, f in enumerate(found) if math.dist(f.centre, ix.centre) < 0.5 * ix.height]
@@ -88,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 k = max(near, key=lambda k: found[k].heat)
                 f = found[k]
+                if math.dist(f.centre, ix.centre) < 0.2 * ix.height:
+                    in_place.append(f)
                 stages_geometry = [("refined", (f.centre, f.angle, f.height))]
                 if k < len(as_detected):
                     stages_geometry.insert(0, ("detected", as_detected[k]))
@@ -115,9 +159,15 @@ def main(argv: list[str] | None = None) -> int:
             card_stats["readable cards"] += 1
             d = per_deck.setdefault(deck, Counter())
             d["cards"] += 1
+            band = by_height.setdefault(height_band(max(ix.height for ix in readable)), Counter())
+            band["cards"] += 1
             if card.card not in missed:
                 continue
             d["missed"] += 1
+            band["missed"] += 1
+            if in_place:
+                k = CARD_INDEX[card.card]
+                doubt[doubtful_part(max(in_place, key=lambda f: f.probs[k]).probs, card.card)] += 1
             if all(s == "not detected" for s in stages):
                 why = "no index detected"
             elif "right" not in stages:
@@ -147,6 +197,15 @@ def main(argv: list[str] | None = None) -> int:
     print()
     for deck, d in sorted(per_deck.items()):
         print(f"  {deck:<20} cards {d['cards']:5d}  missed {d['missed']:4d} ({100 * d['missed'] / d['cards']:.1f}%)")
+    print(f"\n  missed cards with an index found in place ({sum(doubt.values())}), the part in doubt "
+          f"(true rank or suit under 0.9 of the reading):")
+    for part in ("rank", "suit", "both", "neither"):
+        print(f"    {part:<8} {doubt[part]:5d}")
+    print("\n  missed by the height of the card's largest readable index:")
+    for lo in HEIGHT_BANDS[:-1]:
+        b = by_height.get(height_band(lo), Counter())
+        print(f"    {height_band(lo):<10} cards {b['cards']:5d}  missed {b['missed']:4d} "
+              f"({100 * b['missed'] / max(1, b['cards']):.1f}%)")
     return 0
 
 

@@ -1,0 +1,73 @@
+"""bench/diagnose_recognition.py: its account of the misses adds up, and its helpers say what they claim."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+
+from bench_modules import load_bench
+from vision.synth.decks import HELD_OUT
+
+
+@pytest.fixture(scope="module")
+def diag():
+    return load_bench("diagnose_recognition", list(HELD_OUT))
+
+
+def reading(diag, **cards: float) -> np.ndarray:
+    p = np.zeros(52)
+    for name, value in cards.items():
+        p[diag.CARD_INDEX[name]] = value
+    return p
+
+
+def test_the_part_in_doubt_is_the_rank_the_suit_both_or_neither(diag):
+    assert diag.doubtful_part(reading(diag, QC=0.6, QS=0.4), "QC") == "suit"
+    assert diag.doubtful_part(reading(diag, **{"QC": 0.55, "KC": 0.4, "QS": 0.05}), "QC") == "rank"
+    assert diag.doubtful_part(reading(diag, QC=0.5, KS=0.5), "QC") == "both"
+    assert diag.doubtful_part(reading(diag, QC=0.95, QS=0.03, KC=0.02), "QC") == "neither"
+    # A misread card: the reading is sure of the rank and sure of another suit.
+    assert diag.doubtful_part(reading(diag, **{"3S": 0.97, "3C": 0.03}), "3C") == "suit"
+    # Shares are of the whole reading, so an unnormalised one counts the same.
+    assert diag.doubtful_part(2 * reading(diag, QC=0.6, QS=0.4), "QC") == "suit"
+    # The card index follows the recogniser's order of the 52 probabilities.
+    assert [diag.CARD_INDEX[n] for n in ("AC", "AD", "2C", "KS")] == [0, 1, 4, 51]
+
+
+def test_height_bands_cover_every_height_once(diag):
+    assert diag.height_band(0) == "0-40 px"
+    assert diag.height_band(39.9) == "0-40 px"
+    assert diag.height_band(40) == "40-50 px"
+    assert diag.height_band(69.99) == "60-70 px"
+    assert diag.height_band(70) == diag.height_band(500) == "70+ px"
+    for bad in (-1.0, math.nan):
+        with pytest.raises(ValueError, match="not a height"):
+            diag.height_band(bad)
+
+
+def test_the_account_of_a_few_scenes_adds_up(diag, capsys):
+    # At an accept threshold this high most cards are missed, whatever the model: every count is exercised.
+    assert diag.main(["--n", "6", "--seed", "5", "--threshold", "0.999"]) == 0
+    out = capsys.readouterr().out
+    readable = int(re.search(r"readable cards\s+(\d+)", out).group(1))
+    bands = re.findall(r"^\s+(\d+(?:-\d+|\+) px)\s+cards\s+(\d+)\s+missed\s+(\d+)", out, re.M)
+    assert [b[0] for b in bands] == ["0-40 px", "40-50 px", "50-60 px", "60-70 px", "70+ px"]
+    assert sum(int(c) for _, c, _ in bands) == readable > 0
+    decks = re.findall(r"^\s+([a-z-]+)\s+cards\s+(\d+)\s+missed\s+(\d+)", out, re.M)
+    missed = sum(int(m) for _, _, m in decks)
+    assert missed > 0
+    assert sum(int(m) for _, _, m in bands) == missed
+    parts = dict(re.findall(r"^\s+(rank|suit|both|neither)\s+(\d+)$", out, re.M))
+    found = int(re.search(r"missed cards with an index found in place \((\d+)\)", out).group(1))
+    assert set(parts) == {"rank", "suit", "both", "neither"}
+    assert 0 < sum(map(int, parts.values())) == found <= missed
+
+
+def test_the_docstring_examples_hold(diag):
+    import doctest
+
+    result = doctest.testmod(diag, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
