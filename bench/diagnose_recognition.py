@@ -166,8 +166,9 @@ def main(argv: list[str] | None = None) -> int:
             d["missed"] += 1
             band["missed"] += 1
             if in_place:
-                k = CARD_INDEX[card.card]
-                doubt[doubtful_part(max(in_place, key=lambda f: f.probs[k]).probs, card.card)] += 1
+                # The reading that gives the true card most: what was in doubt even there.
+                best = max(in_place, key=lambda f: f.probs[CARD_INDEX[card.card]])
+                doubt[doubtful_part(best.probs, card.card)] += 1
             if all(s == "not detected" for s in stages):
                 why = "no index detected"
             elif "right" not in stages:
