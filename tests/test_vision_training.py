@@ -4,6 +4,7 @@ cv2.dnn loads, and the target maps and crops it learns from are right."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import numpy as np
 import pytest
@@ -55,7 +56,7 @@ def test_classifier_crops_have_positives_and_refusals(art):
     assert (R == NOT_INDEX).sum() >= 3 and set(S[~pos]) == {-1}
 
 
-def test_tiny_training_run_exports_models_the_recogniser_loads(art, tmp_path):
+def test_tiny_training_run_exports_models_the_recogniser_loads(art, tmp_path, capsys):
     from vision.recogniser import Recogniser
     from vision.training.train import CONFIGS, fast_math
     from vision.training.train import main as train_main
@@ -104,6 +105,16 @@ def test_tiny_training_run_exports_models_the_recogniser_loads(art, tmp_path):
     for wrong in (tmp_path / "missing.onnx", out / "model.json", out / "index_classifier.onnx"):
         assert train_main(["--config", "tiny", "--out", str(tmp_path / "model3"), "--data", str(data),
                            "--detector-from", str(wrong)]) == 2
+    # ... and so is a detector whose model's record beside it is unreadable (it would be read
+    # only after the training otherwise, and the run lost).
+    for record, why in (("{not json", "model.json is not valid JSON"), ("[1, 2]", "not a model's record")):
+        damaged = tmp_path / "damaged"
+        damaged.mkdir(exist_ok=True)
+        shutil.copy(out / "index_detector.onnx", damaged / "index_detector.onnx")
+        (damaged / "model.json").write_text(record)
+        assert train_main(["--config", "tiny", "--out", str(tmp_path / "model3"), "--data", str(data),
+                           "--detector-from", str(damaged / "index_detector.onnx")]) == 2
+        assert why in capsys.readouterr().err
     assert not (tmp_path / "model3").exists()
     from vision.inference import OnnxNet
     x = np.random.default_rng(0).random((1, 3, 96, 128), dtype=np.float32)

@@ -563,11 +563,21 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     cv2.setNumThreads(1)
     t_start = time.time()
-    det_from = None
+    det_from, det_from_seconds = None, None
     if args.detector_from:   # read it first: a wrong file should not wait for the scenes
         det_from = IndexDetector(cfg.det_width)
+        # How long that detector took to train, from its model's record when there is one.
+        source = args.detector_from.with_name("model.json")
         try:
             load_onnx_weights(det_from, args.detector_from)
+            if source.exists():
+                try:
+                    record = json.loads(source.read_text())
+                except json.JSONDecodeError as e:
+                    raise ValueError(f"{source} is not valid JSON: {e}") from e
+                if not isinstance(record, dict):
+                    raise ValueError(f"{source} is not a model's record (a JSON object)")
+                det_from_seconds = record.get("detector_seconds")
         except (OSError, ValueError) as e:
             print(f"--detector-from: {e}", file=sys.stderr)
             return 2
@@ -693,9 +703,7 @@ def main(argv: list[str] | None = None) -> int:
         meta["detector_reused"] = True
         if args.detector_from:
             meta["detector_from"] = str(args.detector_from)
-            source = args.detector_from.with_name("model.json")
-            meta["detector_seconds"] = (json.loads(source.read_text()).get("detector_seconds")
-                                        if source.exists() else None)
+            meta["detector_seconds"] = det_from_seconds
         else:
             meta["detector_seconds"] = (json.loads(det_time.read_text())["seconds"]
                                         if det_time.exists() else None)
