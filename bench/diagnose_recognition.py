@@ -46,6 +46,9 @@ from vision.synth.scene import READABLE_FRACTION  # noqa: E402
 
 #: Where each card name lies in ``IndexReading.probs``.
 CARD_INDEX = {name: k for k, name in enumerate(CARD_NAMES)}
+#: Why a readable card was missed, in the order of the stages that lose it.
+MISS_REASONS = ("no index detected", "indices found but none read right",
+                "read right, but below the accept threshold", "read right, but lost when assembling cards")
 #: Bands of a card's largest readable index height, in pixels, for the misses by size.
 HEIGHT_BANDS = (0, 40, 50, 60, 70, math.inf)
 
@@ -170,14 +173,15 @@ def main(argv: list[str] | None = None) -> int:
                 best = max(in_place, key=lambda f: f.probs[CARD_INDEX[card.card]])
                 doubt[doubtful_part(best.probs, card.card)] += 1
             if all(s == "not detected" for s in stages):
-                why = "no index detected"
+                why = MISS_REASONS[0]
             elif "right" not in stages:
-                why = "indices found but none read right"
+                why = MISS_REASONS[1]
             elif card.card in at_zero:
-                why = "read right, but below the accept threshold"
+                why = MISS_REASONS[2]
             else:
-                why = "read right, but lost when assembling cards"
+                why = MISS_REASONS[3]
             card_stats[why] += 1
+            band[why] += 1
     print(f"{args.n} scenes, held-out designs {', '.join(decks)}, accept threshold {rec.accept_threshold}\n")
     total = ix_stats["readable indices"]
     for key, v in ix_stats.most_common():
@@ -202,11 +206,12 @@ def main(argv: list[str] | None = None) -> int:
           f"(true rank or suit under 0.9 of the reading):")
     for part in ("rank", "suit", "both", "neither"):
         print(f"    {part:<8} {doubt[part]:5d}")
-    print("\n  missed by the height of the card's largest readable index:")
+    print("\n  missed by the height of the card's largest readable index "
+          "(not detected / misread or refused / under the threshold / lost in assembly):")
     for lo in HEIGHT_BANDS[:-1]:
         b = by_height.get(height_band(lo), Counter())
         print(f"    {height_band(lo):<10} cards {b['cards']:5d}  missed {b['missed']:4d} "
-              f"({100 * b['missed'] / max(1, b['cards']):.1f}%)")
+              f"({100 * b['missed'] / max(1, b['cards']):.1f}%): " + " / ".join(str(b[why]) for why in MISS_REASONS))
     return 0
 
 

@@ -53,13 +53,22 @@ def test_the_account_of_a_few_scenes_adds_up(diag, capsys):
     assert diag.main(["--n", "6", "--seed", "5", "--threshold", "0.999"]) == 0
     out = capsys.readouterr().out
     readable = int(re.search(r"readable cards\s+(\d+)", out).group(1))
-    bands = re.findall(r"^\s+(\d+(?:-\d+|\+) px)\s+cards\s+(\d+)\s+missed\s+(\d+)", out, re.M)
+    bands = re.findall(r"^\s+(\d+(?:-\d+|\+) px)\s+cards\s+(\d+)\s+missed\s+(\d+) \([\d.]+%\): ([\d /]+)$",
+                       out, re.M)
     assert [b[0] for b in bands] == ["0-40 px", "40-50 px", "50-60 px", "60-70 px", "70+ px"]
-    assert sum(int(c) for _, c, _ in bands) == readable > 0
+    assert sum(int(c) for _, c, _, _ in bands) == readable > 0
+    # Each band's misses, by the stage that lost them, add up to its misses, and over
+    # the bands to the whole account's count of each stage.
+    reasons = [[int(v) for v in why.split(" / ")] for *_, why in bands]
+    assert all(len(r) == len(diag.MISS_REASONS) for r in reasons)
+    assert [sum(r) for r in reasons] == [int(m) for _, _, m, _ in bands]
+    for k, why in enumerate(diag.MISS_REASONS):
+        listed = re.search(rf"^\s+{re.escape(why)}\s+(\d+)", out, re.M)
+        assert sum(r[k] for r in reasons) == (int(listed.group(1)) if listed else 0)
     decks = re.findall(r"^\s+([a-z-]+)\s+cards\s+(\d+)\s+missed\s+(\d+)", out, re.M)
     missed = sum(int(m) for _, _, m in decks)
     assert missed > 0
-    assert sum(int(m) for _, _, m in bands) == missed
+    assert sum(int(m) for _, _, m, _ in bands) == missed
     parts = dict(re.findall(r"^\s+(rank|suit|both|neither)\s+(\d+)$", out, re.M))
     found = int(re.search(r"missed cards with an index found in place \((\d+)\)", out).group(1))
     assert set(parts) == {"rank", "suit", "both", "neither"}

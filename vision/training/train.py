@@ -59,7 +59,7 @@ class Config:
     #: reads each doubtful index with all of them, as an ensemble.  1 in
     #: ``full``: an ensemble of fully trained classifiers reads better, but
     #: each costs the classifier's training time again, over the 2-hour
-    #: budget, and shorter-trained ones gain nothing (docs/vision.md, session 14).
+    #: budget, and shorter-trained ones gain nothing (docs/vision-experiments.md, session 14).
     cls_members: int = 1
     #: Store the classifiers' weights as float16 (:func:`store_half_weights`):
     #: half the file, so that an ensemble keeps the committed model small.
@@ -68,7 +68,7 @@ class Config:
     #: (AVX512-BF16 or AMX), float32 elsewhere; ``--bf16`` turns it on for any
     #: config.  It trains the detector 1.36, the refiner 1.55 and the classifier
     #: 1.5 times as fast (bench/bench_training.py), and reads as well
-    #: (docs/vision.md, session 15).  Off in
+    #: (docs/vision-experiments.md, session 15).  Off in
     #: ``full``, which is the committed model's recipe, trained in float32.
     bf16: bool = False
     det_lr: float = 3e-3
@@ -91,7 +91,7 @@ class Config:
     #: Also train the classifier on crops cut where the trained detector finds
     #: indices in the training scenes (vision.training.data.detector_crops).
     #: Off in ``full``: measured, it refuses most false alarms but reads no
-    #: better at equal precision (docs/vision.md, "Measured figures").
+    #: better at equal precision (docs/vision-experiments.md, session 4).
     detector_crops: bool = False
     #: Train an index refiner (vision.training.models.IndexRefiner) on the
     #: detector's errors; the recogniser then cuts each crop where the refiner
@@ -645,7 +645,7 @@ def main(argv: list[str] | None = None) -> int:
     for k in range(1, cfg.cls_members):
         # Classifiers trained on the same scenes make much the same mistakes;
         # trained on another draw of scenes (the same recipe, the next seed),
-        # fewer of them (measured: docs/vision.md, session 14).
+        # fewer of them (measured: docs/vision-experiments.md, session 14).
         member_dir = data_dir.with_name(f"{data_dir.name}-member{k + 1}")
         _log(f"classifier {k + 1} of {cfg.cls_members}: rendering {cfg.scenes} scenes into {member_dir}")
         generate_scenes(member_dir, cfg.scenes, args.seed + k, scene_decks, workers=args.workers, log=_log)
