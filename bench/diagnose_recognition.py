@@ -16,7 +16,8 @@ below the accept threshold, or lost when the indices were assembled into
 cards.  Of the missed cards whose index was found in the right place, which
 part of the reading was in doubt: the rank, the suit or both
 (:func:`doubtful_part`); and how often a card is missed by the height of its
-largest readable index (:data:`HEIGHT_BANDS`).  Prints the counts and a
+largest readable index (:data:`HEIGHT_BANDS`), and which stage lost them
+(:data:`MISS_REASONS`).  Prints the counts and a
 confidence histogram of right readings; use it to decide what to improve
 next.  Default seed 99 (not the benchmark's 7).  The scenes are
 ``bench_recognition.py``'s, so ``--cache`` reads the ones it keeps.
