@@ -16,8 +16,9 @@ below the accept threshold, or lost when the indices were assembled into
 cards.  Of the missed cards whose index was found in the right place, which
 part of the reading was in doubt: the rank, the suit or both
 (:func:`doubtful_part`); and how often a card is missed by the height of its
-largest readable index (:data:`HEIGHT_BANDS`), and which stage lost them
-(:data:`MISS_REASONS`).  Prints the counts and a
+largest readable index (:data:`HEIGHT_BANDS`), by how much of its most
+visible index shows (:data:`VISIBLE_BANDS`) and by how many of its indices
+are readable, and which stage lost them (:data:`MISS_REASONS`).  Prints the counts and a
 confidence histogram of right readings; use it to decide what to improve
 next.  Default seed 99 (not the benchmark's 7).  The scenes are
 ``bench_recognition.py``'s, so ``--cache`` reads the ones it keeps.
@@ -52,6 +53,10 @@ MISS_REASONS = ("no index detected", "indices found but none read right",
                 "read right, but below the accept threshold", "read right, but lost when assembling cards")
 #: Bands of a card's largest readable index height, in pixels, for the misses by size.
 HEIGHT_BANDS = (0, 40, 50, 60, 70, math.inf)
+#: Bands of how much of a card's most visible index shows (from READABLE_FRACTION, the
+#: least that counts as readable), for the misses by cover: a corner of the next card
+#: over part of the index.
+VISIBLE_BANDS = (READABLE_FRACTION, 0.9, 0.95, 0.99)
 
 
 def doubtful_part(probs: np.ndarray, card: str, clear: float = 0.9) -> str:
@@ -68,6 +73,24 @@ def doubtful_part(probs: np.ndarray, card: str, clear: float = 0.9) -> str:
     rank_ok = p[RANKS.index(card[:-1])].sum() >= clear
     suit_ok = p[:, SUITS.index(card[-1])].sum() >= clear
     return {(True, True): "neither", (True, False): "suit", (False, True): "rank"}.get((rank_ok, suit_ok), "both")
+
+
+def visible_band(visible: float) -> str:
+    """The :data:`VISIBLE_BANDS` band a visible fraction falls in, as ``"0.90-0.95"`` or ``"0.99+"``.
+
+    >>> visible_band(0.93), visible_band(1.0)
+    ('0.90-0.95', '0.99+')
+    """
+    for lo, hi in zip(VISIBLE_BANDS, VISIBLE_BANDS[1:] + (math.inf,)):
+        if lo <= visible < hi:
+            return f"{lo:.2f}+" if math.isinf(hi) else f"{lo:.2f}-{hi:.2f}"
+    raise ValueError(f"not a readable index's visible fraction: {visible!r}")
+
+
+def band_line(label: str, band: Counter) -> str:
+    """One line of a table of misses by band: cards, missed, and the stage that lost them."""
+    return (f"    {label:<10} cards {band['cards']:5d}  missed {band['missed']:4d} "
+            f"({100 * band['missed'] / max(1, band['cards']):.1f}%): " + " / ".join(str(band[why]) for why in MISS_REASONS))
 
 
 def height_band(height: float) -> str:
@@ -103,7 +126,9 @@ def main(argv: list[str] | None = None) -> int:
     geometry = {"detected": [], "refined": []}   # (position / index height, degrees, |log size ratio|)
     per_deck = {}
     doubt = Counter()                      # missed cards found in place: which part was in doubt
-    by_height = {}                         # band -> Counter(cards, missed)
+    by_height = {}                         # band -> Counter(cards, missed, and a count per MISS_REASONS)
+    by_visible = {}                        # the same by the most visible index's visible fraction
+    by_count = {}                          # the same by how many of the card's indices are readable
     for image, ann in scenes:
         # The stages of Recogniser.read_indices one by one, to see the geometry before refining.
         peaks = rec.detect_peaks(image)
@@ -163,12 +188,16 @@ def main(argv: list[str] | None = None) -> int:
             card_stats["readable cards"] += 1
             d = per_deck.setdefault(deck, Counter())
             d["cards"] += 1
-            band = by_height.setdefault(height_band(max(ix.height for ix in readable)), Counter())
-            band["cards"] += 1
+            bands = [by_height.setdefault(height_band(max(ix.height for ix in readable)), Counter()),
+                     by_visible.setdefault(visible_band(max(ix.visible for ix in readable)), Counter()),
+                     by_count.setdefault(len(readable), Counter())]
+            for band in bands:
+                band["cards"] += 1
             if card.card not in missed:
                 continue
             d["missed"] += 1
-            band["missed"] += 1
+            for band in bands:
+                band["missed"] += 1
             if in_place:
                 # The reading that gives the true card most: what was in doubt even there.
                 best = max(in_place, key=lambda f: f.probs[CARD_INDEX[card.card]])
@@ -182,7 +211,8 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 why = MISS_REASONS[3]
             card_stats[why] += 1
-            band[why] += 1
+            for band in bands:
+                band[why] += 1
     print(f"{args.n} scenes, held-out designs {', '.join(decks)}, accept threshold {rec.accept_threshold}\n")
     total = ix_stats["readable indices"]
     for key, v in ix_stats.most_common():
@@ -210,9 +240,14 @@ def main(argv: list[str] | None = None) -> int:
     print("\n  missed by the height of the card's largest readable index "
           "(not detected / misread or refused / under the threshold / lost in assembly):")
     for lo in HEIGHT_BANDS[:-1]:
-        b = by_height.get(height_band(lo), Counter())
-        print(f"    {height_band(lo):<10} cards {b['cards']:5d}  missed {b['missed']:4d} "
-              f"({100 * b['missed'] / max(1, b['cards']):.1f}%): " + " / ".join(str(b[why]) for why in MISS_REASONS))
+        print(band_line(height_band(lo), by_height.get(height_band(lo), Counter())))
+    print("\n  missed by how much of the card's most visible readable index shows (the rest under another card, "
+          "a hand or the picture's edge):")
+    for lo in VISIBLE_BANDS:
+        print(band_line(visible_band(lo), by_visible.get(visible_band(lo), Counter())))
+    print("\n  missed by how many of the card's indices are readable:")
+    for n in sorted(by_count):
+        print(band_line(f"{n} index" if n == 1 else f"{n} indices", by_count[n]))
     return 0
 
 

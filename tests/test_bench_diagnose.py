@@ -69,10 +69,36 @@ def test_the_account_of_a_few_scenes_adds_up(diag, capsys):
     missed = sum(int(m) for _, _, m in decks)
     assert missed > 0
     assert sum(int(m) for _, _, m, _ in bands) == missed
+    # The same cards and misses split by how much of the most visible index shows, and by
+    # how many indices are readable: every readable card in one band of each, each band's
+    # stages adding up to its misses and, over the bands, to each stage's count.
+    for pattern, labels in ((r"0\.\d\d(?:-0\.\d\d|\+)", ["0.85-0.90", "0.90-0.95", "0.95-0.99", "0.99+"]),
+                            (r"\d (?:index|indices)", None)):
+        split = re.findall(rf"^\s+({pattern})\s+cards\s+(\d+)\s+missed\s+(\d+) \([\d.]+%\): ([\d /]+)$", out, re.M)
+        if labels:
+            assert [b[0] for b in split] == labels
+        else:
+            assert {b[0] for b in split} <= {"1 index", "2 indices"}
+        assert sum(int(c) for _, c, _, _ in split) == readable
+        assert sum(int(m) for _, _, m, _ in split) == missed
+        stages = [[int(v) for v in why.split(" / ")] for *_, why in split]
+        assert [sum(r) for r in stages] == [int(m) for _, _, m, _ in split]
+        assert [sum(r[k] for r in stages) for k in range(len(diag.MISS_REASONS))] == \
+            [sum(r[k] for r in reasons) for k in range(len(diag.MISS_REASONS))]
     parts = dict(re.findall(r"^\s+(rank|suit|both|neither)\s+(\d+)$", out, re.M))
     found = int(re.search(r"missed cards with an index found in place \((\d+)\)", out).group(1))
     assert set(parts) == {"rank", "suit", "both", "neither"}
     assert 0 < sum(map(int, parts.values())) == found <= missed
+
+
+def test_visible_bands_cover_every_readable_fraction_once(diag):
+    assert diag.visible_band(diag.READABLE_FRACTION) == "0.85-0.90"
+    assert diag.visible_band(0.9) == "0.90-0.95"
+    assert diag.visible_band(0.989) == "0.95-0.99"
+    assert diag.visible_band(0.99) == diag.visible_band(1.0) == "0.99+"
+    for bad in (0.5, math.nan):   # under READABLE_FRACTION no card counts as readable
+        with pytest.raises(ValueError, match="visible fraction"):
+            diag.visible_band(bad)
 
 
 def test_the_docstring_examples_hold(diag):
