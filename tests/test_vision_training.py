@@ -13,7 +13,7 @@ from vision.index_geometry import DET_CHANNELS, DET_STRIDE, NOT_INDEX, PATCH_H, 
 from vision.synth.decks import HELD_OUT, available_decks
 from vision.synth.scene import CardPlacement, SceneSpec, render_scene
 
-from vision.training.data import SceneSet, _index_records, classifier_crops, detector_targets
+from vision.training.data import SceneSet, _index_records, classifier_crops, covered_crops, detector_targets
 
 
 @pytest.fixture(scope="module")
@@ -54,6 +54,22 @@ def test_classifier_crops_have_positives_and_refusals(art):
     assert pos.sum() == 4  # 2 indices x 2 jittered copies
     assert set(R[pos]) == {RANKS.index("9")} and set(S[pos]) == {SUITS.index("D")}
     assert (R == NOT_INDEX).sum() >= 3 and set(S[~pos]) == {-1}
+
+
+def test_covered_crops_add_copies_of_covered_indices_only(art):
+    img, recs = _scene()
+    # The same index as it would lie under other cards: whole, partly covered, covered
+    # more (still legible), hidden, and partly covered but too small to read.
+    shown = [1.0, 0.9, 0.75, 0.5]
+    scene = [dict(recs[0], visible=v) for v in shown] + [dict(recs[0], visible=0.9, h=10.0)]
+    X, R, S = covered_crops(SceneSet(img[None], [scene]), seed=0, partly_copies=3, more_copies=2)
+    assert X.shape == (5, PATCH_H, PATCH_W, 3) and X.dtype == np.uint8
+    assert set(R) == {RANKS.index("9")} and set(S) == {SUITS.index("D")}
+    # Without copies of the more covered ones, only the partly covered index's three.
+    assert len(covered_crops(SceneSet(img[None], [scene]), seed=0, partly_copies=3)[0]) == 3
+    # Nothing covered: nothing added, in the shapes that concatenate with the other crops.
+    X0, R0, S0 = covered_crops(SceneSet(img[None], [recs]), seed=0, partly_copies=3, more_copies=2)
+    assert X0.shape == (0, PATCH_H, PATCH_W, 3) and R0.shape == S0.shape == (0,)
 
 
 def test_tiny_training_run_exports_models_the_recogniser_loads(art, tmp_path, capsys):

@@ -29,6 +29,13 @@ SHARD_SIZE = 250
 #: train the classifier: the recogniser reads indices from the full-resolution
 #: image, where they are larger, and tiny blurred ones are unreadable anyway.
 MIN_READ_HEIGHT = 16.0
+#: A readable index less visible than this counts as partly covered (:func:`covered_crops`).
+PARTLY_COVERED_BELOW = 0.97
+#: How far the jittered copies of a positive crop are cut from the truth: (position
+#: sigma in index heights, angle sigma in degrees, log-size sigma).  Copy 0 is close to
+#: the truth, later ones as far off as the detector's worse estimates (angle error p90
+#: about 18 degrees, height within about -30%..+25%); copies past the third repeat it.
+JITTER = ((0.06, 5.0, 0.08), (0.12, 12.0, 0.15), (0.15, 20.0, 0.2))
 
 
 @dataclass
@@ -205,12 +212,7 @@ def classifier_crops(scenes: SceneSet, seed: int, jitter_copies: int = 2, negati
             if r["visible"] >= READABLE_FRACTION:
                 rank, suit = RANKS.index(r["card"][:-1]), SUITS.index(r["card"][-1])
                 for k in range(jitter_copies):
-                    # Copy 0 is close to the truth, later ones as far off as the
-                    # detector's worse estimates (angle error p90 about 18 degrees,
-                    # height within about -30%..+25%).
-                    j, ja, js = ((0.06, 5.0, 0.08), (0.12, 12.0, 0.15), (0.15, 20.0, 0.2))[min(k, 2)]
-                    c = (r["cx"] + rng.normal(0, j) * r["h"], r["cy"] + rng.normal(0, j) * r["h"])
-                    X.append(crop_index(img, c, r["angle"] + rng.normal(0, ja), r["h"] * math.exp(rng.normal(0, js))))
+                    X.append(_jittered_crop(img, r, k, rng))
                     R.append(rank)
                     S.append(suit)
                 if rng.random() < 0.5:
@@ -238,6 +240,51 @@ def classifier_crops(scenes: SceneSet, seed: int, jitter_copies: int = 2, negati
             X.append(crop_index(img, c, rng.uniform(0, 360), h))
             R.append(NOT_INDEX)
             S.append(-1)
+    return np.stack(X), np.array(R, np.int64), np.array(S, np.int64)
+
+
+def _jittered_crop(img: np.ndarray, r: dict, k: int, rng: np.random.Generator) -> np.ndarray:
+    """The ``k``-th jittered classifier crop of index record ``r`` (:data:`JITTER`)."""
+    j, ja, js = JITTER[min(k, len(JITTER) - 1)]
+    c = (r["cx"] + rng.normal(0, j) * r["h"], r["cy"] + rng.normal(0, j) * r["h"])
+    return crop_index(img, c, r["angle"] + rng.normal(0, ja), r["h"] * math.exp(rng.normal(0, js)))
+
+
+def covered_crops(scenes: SceneSet, seed: int, partly_copies: int, more_copies: int = 0,
+                  more_from: float = 0.7) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """More positive crops of the indices that another card partly covers, labelled with their card.
+
+    Cards whose only readable index is partly covered are where the recogniser
+    loses most (docs/vision-experiments.md, session 20): a third of those whose
+    index shows 85 to 95% are missed, against about 1% of those whose index
+    shows whole, yet such indices are a few in a hundred of the positives
+    :func:`classifier_crops` cuts.  This adds ``partly_copies`` jittered crops
+    of each readable index that is partly covered (visible from
+    READABLE_FRACTION up to :data:`PARTLY_COVERED_BELOW`) and ``more_copies``
+    of each index covered more (visible from ``more_from`` up to
+    READABLE_FRACTION: not required of the recogniser, but still legible), so
+    that the classifier learns to read past the edge of a card lying over an
+    index.  Same return value as :func:`classifier_crops`; empty when there
+    are none.
+    """
+    rng = np.random.default_rng(seed)
+    X, R, S = [], [], []
+    for img, recs in zip(scenes.images, scenes.indices):
+        for r in recs:
+            if r["h"] < MIN_READ_HEIGHT:
+                continue
+            if READABLE_FRACTION <= r["visible"] < PARTLY_COVERED_BELOW:
+                copies = partly_copies
+            elif more_from <= r["visible"] < READABLE_FRACTION:
+                copies = more_copies
+            else:
+                continue
+            for k in range(copies):
+                X.append(_jittered_crop(img, r, k, rng))
+                R.append(RANKS.index(r["card"][:-1]))
+                S.append(SUITS.index(r["card"][-1]))
+    if not X:
+        return np.zeros((0, PATCH_H, PATCH_W, 3), np.uint8), np.zeros(0, np.int64), np.zeros(0, np.int64)
     return np.stack(X), np.array(R, np.int64), np.array(S, np.int64)
 
 
