@@ -62,13 +62,15 @@ def test_covered_crops_add_copies_of_covered_indices_only(art):
     # more (still legible), hidden, and partly covered but too small to read.
     shown = [1.0, 0.9, 0.75, 0.5]
     scene = [dict(recs[0], visible=v) for v in shown] + [dict(recs[0], visible=0.9, h=10.0)]
-    X, R, S = covered_crops(SceneSet(img[None], [scene]), seed=0, partly_copies=3, more_copies=2)
+    X, R, S = covered_crops(SceneSet(img[None], [scene]), seed=0, partly_covered_copies=3,
+                            more_covered_copies=2)
     assert X.shape == (5, PATCH_H, PATCH_W, 3) and X.dtype == np.uint8
     assert set(R) == {RANKS.index("9")} and set(S) == {SUITS.index("D")}
     # Without copies of the more covered ones, only the partly covered index's three.
-    assert len(covered_crops(SceneSet(img[None], [scene]), seed=0, partly_copies=3)[0]) == 3
+    assert len(covered_crops(SceneSet(img[None], [scene]), seed=0, partly_covered_copies=3)[0]) == 3
     # Nothing covered: nothing added, in the shapes that concatenate with the other crops.
-    X0, R0, S0 = covered_crops(SceneSet(img[None], [recs]), seed=0, partly_copies=3, more_copies=2)
+    X0, R0, S0 = covered_crops(SceneSet(img[None], [recs]), seed=0, partly_covered_copies=3,
+                               more_covered_copies=2)
     assert X0.shape == (0, PATCH_H, PATCH_W, 3) and R0.shape == S0.shape == (0,)
 
 

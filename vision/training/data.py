@@ -31,6 +31,9 @@ SHARD_SIZE = 250
 MIN_READ_HEIGHT = 16.0
 #: A readable index less visible than this counts as partly covered (:func:`covered_crops`).
 PARTLY_COVERED_BELOW = 0.97
+#: The least visible index that :func:`covered_crops` still takes as legible, though no
+#: longer required of the recogniser (under READABLE_FRACTION).
+MORE_COVERED_FROM = 0.7
 #: How far the jittered copies of a positive crop are cut from the truth: (position
 #: sigma in index heights, angle sigma in degrees, log-size sigma).  Copy 0 is close to
 #: the truth, later ones as far off as the detector's worse estimates (angle error p90
@@ -250,18 +253,18 @@ def _jittered_crop(img: np.ndarray, r: dict, k: int, rng: np.random.Generator) -
     return crop_index(img, c, r["angle"] + rng.normal(0, ja), r["h"] * math.exp(rng.normal(0, js)))
 
 
-def covered_crops(scenes: SceneSet, seed: int, partly_copies: int, more_copies: int = 0,
-                  more_from: float = 0.7) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def covered_crops(scenes: SceneSet, seed: int, partly_covered_copies: int, more_covered_copies: int = 0,
+                  more_covered_from: float = MORE_COVERED_FROM) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """More positive crops of the indices that another card partly covers, labelled with their card.
 
     Cards whose only readable index is partly covered are where the recogniser
     loses most (docs/vision-experiments.md, session 20): a third of those whose
     index shows 85 to 95% are missed, against about 1% of those whose index
     shows whole, yet such indices are a few in a hundred of the positives
-    :func:`classifier_crops` cuts.  This adds ``partly_copies`` jittered crops
+    :func:`classifier_crops` cuts.  This adds ``partly_covered_copies`` jittered crops
     of each readable index that is partly covered (visible from
-    READABLE_FRACTION up to :data:`PARTLY_COVERED_BELOW`) and ``more_copies``
-    of each index covered more (visible from ``more_from`` up to
+    READABLE_FRACTION up to :data:`PARTLY_COVERED_BELOW`) and ``more_covered_copies``
+    of each index covered more (visible from ``more_covered_from`` up to
     READABLE_FRACTION: not required of the recogniser, but still legible), so
     that the classifier learns to read past the edge of a card lying over an
     index.  Same return value as :func:`classifier_crops`; empty when there
@@ -274,9 +277,9 @@ def covered_crops(scenes: SceneSet, seed: int, partly_copies: int, more_copies: 
             if r["h"] < MIN_READ_HEIGHT:
                 continue
             if READABLE_FRACTION <= r["visible"] < PARTLY_COVERED_BELOW:
-                copies = partly_copies
-            elif more_from <= r["visible"] < READABLE_FRACTION:
-                copies = more_copies
+                copies = partly_covered_copies
+            elif more_covered_from <= r["visible"] < READABLE_FRACTION:
+                copies = more_covered_copies
             else:
                 continue
             for k in range(copies):

@@ -37,8 +37,8 @@ from vision.index_geometry import (CROP_STD_FLOOR, DET_LONG_SIDE, NOT_INDEX, PAT
 from vision.recogniser import REFINE_LIMITS, decode_indices, detector_input
 from vision.synth.decks import DATA_DIR, HELD_OUT, available_decks, build_face_cache
 from vision.synth.procedural import build_generated_decks
-from vision.training.data import (classifier_crops, covered_crops, detector_crops, detector_targets, generate_scenes,
-                                  load_scenes, refiner_samples)
+from vision.training.data import (classifier_crops, covered_crops, detector_crops, detector_targets,
+                                  generate_scenes, load_scenes, refiner_samples)
 from vision.training.models import IndexClassifier, IndexDetector, IndexRefiner
 
 MODEL_DIR = Path(__file__).resolve().parents[1] / "models"
@@ -74,14 +74,15 @@ class Config:
     det_lr: float = 3e-3
     cls_lr: float = 2e-3
     jitter_copies: int = 2
-    #: More crops of indices that another card partly covers (data.covered_crops):
-    #: ``cover_copies`` of each readable one less than 0.97 visible, ``covered_copies``
-    #: of each 0.7 to 0.85 visible.  Off in ``full``, the committed model's recipe:
+    #: More crops of indices that another card covers (data.covered_crops):
+    #: ``partly_covered_copies`` of each readable one less than data.PARTLY_COVERED_BELOW
+    #: visible, ``more_covered_copies`` of each from data.MORE_COVERED_FROM up to readable.
+    #: Off in ``full``, the committed model's recipe:
     #: a paired fine-tune with 10 and 2 read 8 to 10 more cards on every seed for at
     #: most one more wrong one, but no classifier has yet been trained with them
     #: from the start (docs/vision-experiments.md, session 20).
-    cover_copies: int = 0
-    covered_copies: int = 0
+    partly_covered_copies: int = 0
+    more_covered_copies: int = 0
     heat_threshold: float = 0.3
     accept_threshold: float = 0.85
     #: Procedural designs (vision.synth.procedural) added to the registry designs.
@@ -135,7 +136,8 @@ CONFIGS = {
     "tiny": Config(scenes=16, det_steps=6, det_batch=4, det_crop=160, cls_epochs=1, cls_batch=64,
                    cls_members=2, cls_half_weights=True, det_width=0.5, cls_width=0.5, generated=2,
                    reshape_glyphs=True, detector_crops=True, refiner=True, refine_epochs=1, refine_width=0.5,
-                   look_turned=True, weak_heat=0.15, screen_clear=0.96, bf16=True, cover_copies=3, covered_copies=1),
+                   look_turned=True, weak_heat=0.15, screen_clear=0.96, bf16=True,
+                   partly_covered_copies=3, more_covered_copies=1),
     # A first usable model in about half an hour on 2 idle cores.
     "quick": Config(scenes=3000, det_steps=1500, det_batch=12, det_crop=288, cls_epochs=4, generated=24),
     # The committed model: about 100 minutes on 2 cores (see docs/vision.md for the measured times).
@@ -357,8 +359,8 @@ def scene_crops(scenes, cfg: Config, seed: int) -> tuple[np.ndarray, np.ndarray,
     """The classifier's crops cut from the annotated training scenes: :func:`classifier_crops`,
     and :func:`covered_crops` when ``cfg`` asks for more copies of covered indices."""
     X, R, S = classifier_crops(scenes, seed + 1, jitter_copies=cfg.jitter_copies)
-    if cfg.cover_copies or cfg.covered_copies:
-        Xc, Rc, Sc = covered_crops(scenes, seed + 4, cfg.cover_copies, cfg.covered_copies)
+    if cfg.partly_covered_copies or cfg.more_covered_copies:
+        Xc, Rc, Sc = covered_crops(scenes, seed + 4, cfg.partly_covered_copies, cfg.more_covered_copies)
         _log(f"{len(Xc)} more crops of covered indices")
         X, R, S = np.concatenate([X, Xc]), np.concatenate([R, Rc]), np.concatenate([S, Sc])
     return X, R, S
