@@ -74,11 +74,16 @@ def test_covered_crops_add_copies_of_covered_indices_only(art):
     assert X0.shape == (0, PATCH_H, PATCH_W, 3) and R0.shape == S0.shape == (0,)
 
 
-def test_tiny_training_run_exports_models_the_recogniser_loads(art, tmp_path, capsys):
+def test_tiny_training_run_exports_models_the_recogniser_loads(art, tmp_path, capsys, monkeypatch):
     from vision.recogniser import Recogniser
+    from vision.training import train as T
     from vision.training.train import CONFIGS, fast_math
     from vision.training.train import main as train_main
 
+    # Which seed each classifier is trained with: member k as a run of seed + k - 1 would.
+    classifier_seeds, train_classifier = [], T.train_classifier
+    monkeypatch.setattr(T, "train_classifier",
+                        lambda X, R, S, cfg, seed: classifier_seeds.append(seed) or train_classifier(X, R, S, cfg, seed))
     out, data = tmp_path / "model", tmp_path / "data"
     assert train_main(["--config", "tiny", "--out", str(out), "--data", str(data), "--workers", "1"]) == 0
     meta = json.loads((out / "model.json").read_text())
@@ -92,6 +97,7 @@ def test_tiny_training_run_exports_models_the_recogniser_loads(art, tmp_path, ca
         assert 10_000 < size < 5_000_000
     member_scenes = json.loads((tmp_path / "data-member2" / "scenes.json").read_text())
     assert member_scenes["seed"] == 2 and member_scenes["n"] == 16
+    assert classifier_seeds == [1, 2]
     assert meta["refine_steps"] == 1
     assert meta["look_turned"] is True and meta["turned_accept"] == 0.95 and meta["turned_max"] == 4
     assert meta["weak_heat"] == 0.15 and meta["weak_accept"] == 0.95 and meta["weak_max"] == 4
@@ -373,7 +379,7 @@ def test_bfloat16_training_is_used_only_where_the_cpu_computes_it(monkeypatch):
 
     cfg = dataclasses.replace(T.CONFIGS["tiny"], bf16=True)
     assert T.CONFIGS["tiny"].bf16, "the tests train in bfloat16 where the CPU can"
-    assert not T.CONFIGS["full"].bf16, "the committed model's recipe trains in float32"
+    assert T.CONFIGS["full"].bf16, "the committed model's recipe trains in bfloat16 where the CPU can"
     assert T.fast_math(dataclasses.replace(cfg, bf16=False)) is False
     monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: False)
     assert T.fast_math(cfg) is False
