@@ -79,10 +79,9 @@ class Config:
     #: More crops of indices that another card covers (data.covered_crops):
     #: ``partly_covered_copies`` of each readable one less than data.PARTLY_COVERED_BELOW
     #: visible, ``more_covered_copies`` of each from data.MORE_COVERED_FROM up to readable.
-    #: Off in ``full``, the committed model's recipe:
-    #: a paired fine-tune with 10 and 2 read 8 to 10 more cards on every seed for at
-    #: most one more wrong one, but no classifier has yet been trained with them
-    #: from the start (docs/vision-experiments.md, session 20).
+    #: 10 and 2 in ``full``: alone, a classifier trained with them reads on the same
+    #: precision-recall curve as one without; two of them read more cards at equal
+    #: precision (docs/vision-experiments.md, sessions 20 and 21).
     partly_covered_copies: int = 0
     more_covered_copies: int = 0
     heat_threshold: float = 0.3
