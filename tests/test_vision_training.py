@@ -95,6 +95,11 @@ def test_tiny_training_run_exports_models_the_recogniser_loads(art, tmp_path, ca
     for name in (meta["detector"], *meta["classifier"], meta["refiner"]):
         size = (out / name).stat().st_size
         assert 10_000 < size < 5_000_000
+    # tiny stores the classifiers' and the refiner's weights as float16, the detector's as float32.
+    import onnx
+    for name, half in ((meta["detector"], False), (meta["classifier"][1], True), (meta["refiner"], True)):
+        types = {t.data_type for t in onnx.load(str(out / name)).graph.initializer}
+        assert (onnx.TensorProto.FLOAT16 in types) == half, name
     member_scenes = json.loads((tmp_path / "data-member2" / "scenes.json").read_text())
     assert member_scenes["seed"] == 2 and member_scenes["n"] == 16
     assert classifier_seeds == [1, 2]
