@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from vision.evaluation import Summary, score_image
-from vision.recogniser import MODEL_DIR, ModelError, Recogniser
+from vision.recogniser import MODEL_DIR, ModelError, Recogniser, detector_blob
 from vision.synth.decks import available_decks
 from vision.synth.scene import CardPlacement, Lighting, SceneSpec, random_scene_spec, render_scene
 from vision.synth.textures import TABLE_KINDS
@@ -112,6 +112,16 @@ def test_both_engines_read_the_same(rec, held_out):
         # (Confidences are rounded to four decimals: two a millionth apart may round 1e-4 apart.)
         assert all(abs(c.confidence - d.confidence) <= 1e-4 + 1e-9 for c, d in zip(ca, cb))
 
+
+def test_the_detector_blob_is_what_opencv_would_make():
+    """The detector's input is made with numpy (faster) as cv2.dnn.blobFromImage makes it:
+    every 8-bit value in every channel gives the same float, in the same layout."""
+    rng = np.random.default_rng(3)
+    small = np.stack([rng.permutation(np.tile(np.arange(256, dtype=np.uint8), 80)).reshape(64, 320)
+                      for _ in range(3)], axis=2)
+    ours = detector_blob(small)
+    assert ours.dtype == np.float32 and ours.shape == (1, 3, 64, 320)
+    assert np.array_equal(ours, cv2.dnn.blobFromImage(small, 1.0 / 255.0))
 
 def test_an_unknown_engine_or_a_bad_thread_count_is_a_clear_error():
     with pytest.raises(ValueError, match="unknown inference engine 'tensorrt'"):

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import cv2
 import numpy as np
 import pytest
 
+from vision import index_geometry as geometry
 from vision.index_geometry import crop_index
 from vision.synth.decks import CARDS, FACE_HEIGHT, HELD_OUT, available_decks, load_deck
 from vision.synth.scene import (CardPlacement, Camera, Hand, Lighting, SceneSpec, random_scene_spec,
@@ -83,6 +85,31 @@ def test_rotated_card_index_crop_matches_the_unmirrored_face(decks):
         mirrored = np.corrcoef(crop.ravel(), ref[:, ::-1].ravel())[0, 1]
         assert same > 0.8 and same > mirrored + 0.1, (same, mirrored)
 
+
+def test_a_crop_blurs_only_its_own_region_yet_matches_the_whole_image_blurred():
+    """A large index is blurred before it is shrunk into its crop, and only around
+    itself (the blur is much of the recogniser's time): the crop must be the
+    same, bit for bit, as one cut from the whole image blurred, up to the
+    picture's edges, for the classifier's window and the refiner's."""
+    rng = np.random.default_rng(5)
+    img = cv2.GaussianBlur((rng.random((360, 640, 3)) * 255).astype(np.uint8), (0, 0), 1.0)
+    img = np.clip(img.astype(np.int16) + rng.integers(-40, 40, img.shape), 0, 255).astype(np.uint8)
+    windows = [((geometry.WINDOW_W, geometry.WINDOW_H), (geometry.PATCH_W, geometry.PATCH_H)),
+               ((geometry.REFINE_WINDOW_W, geometry.REFINE_WINDOW_H),
+                (geometry.REFINE_PATCH_W, geometry.REFINE_PATCH_H))]
+    blurred = 0
+    for _ in range(300):
+        centre, angle, h = (rng.uniform(0, 640), rng.uniform(0, 360)), rng.uniform(-180, 180), rng.uniform(10, 150)
+        for window, patch in windows:
+            shrink = window[1] * h / patch[1]
+            if shrink <= 1.6:
+                continue
+            blurred += 1
+            whole = cv2.GaussianBlur(img, (0, 0), 0.45 * shrink)
+            expected = cv2.warpAffine(whole, geometry.crop_matrix(centre, angle, h, window, patch), patch,
+                                      flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
+            assert np.array_equal(crop_index(img, centre, angle, h, window, patch), expected), (centre, angle, h)
+    assert blurred > 300
 
 def test_a_card_on_top_hides_the_index_below(decks):
     under = CardPlacement("2D", (150, 150), 0, 200, "letele")

@@ -119,13 +119,21 @@ def crop_index(image: np.ndarray, centre: tuple[float, float], angle_deg: float,
     shrink = window[1] * index_h / patch[1]
     src = image
     if shrink > 1.6:
-        # Blur only the region we sample, not the whole image.
-        r = int(index_h * max(1.2, 0.6 * math.hypot(*window))) + 4  # past the window's half-diagonal
+        # Blur only the pixels the crop samples, not the whole image (the blur is
+        # a good part of the recogniser's time): those within the window's
+        # half-diagonal of its centre, the blur kernel's reach beyond them (OpenCV
+        # sizes an 8-bit image's kernel to round(6 sigma + 1), made odd), and a
+        # pixel or two for the bilinear sampling and the whole-pixel corner.
+        # For a centre in the picture, the crop is then the same, bit for bit,
+        # as one cut from the whole image blurred.
+        sigma = 0.45 * shrink
+        reach = (int(round(6 * sigma + 1)) | 1) // 2
+        r = int(math.ceil(0.5 * math.hypot(*window) * index_h)) + reach + 3
         x0, y0 = max(0, int(centre[0]) - r), max(0, int(centre[1]) - r)
         x1, y1 = min(image.shape[1], int(centre[0]) + r), min(image.shape[0], int(centre[1]) + r)
         if x1 <= x0 or y1 <= y0:
             return np.zeros((patch[1], patch[0], 3), np.uint8)
-        src = cv2.GaussianBlur(image[y0:y1, x0:x1], (0, 0), 0.45 * shrink)
+        src = cv2.GaussianBlur(image[y0:y1, x0:x1], (0, 0), sigma)
         M = M.copy()
         M[0, 2] -= x0
         M[1, 2] -= y0

@@ -200,6 +200,11 @@ def detector_input(image: np.ndarray, long_side: int) -> tuple[np.ndarray, float
     return small, s, (h // DET_STRIDE, w // DET_STRIDE)
 
 
+def detector_blob(small: np.ndarray) -> np.ndarray:
+    """``cv2.dnn.blobFromImage(small, 1 / 255)``, the detector's input (1 x 3 x h x w,
+    BGR, 0..1), in numpy: the same numbers, in about a third of the time."""
+    return small.transpose(2, 0, 1)[None].astype(np.float32) * np.float32(1.0 / 255.0)
+
 def decode_indices(out: np.ndarray, scale: float, heat_threshold: float) -> list[IndexReading]:
     """The index readings (geometry only) in one detector output.
 
@@ -369,7 +374,7 @@ class Recogniser:
         if min(H, W) < 16:
             return []
         small, s, (gh, gw) = detector_input(img, self.long_side)
-        out = self.detector(cv2.dnn.blobFromImage(small, 1.0 / 255.0))[0]
+        out = self.detector(detector_blob(small))[0]
         floor = min(self.heat_threshold, self.weak_heat) if self.weak_heat > 0 else self.heat_threshold
         return decode_indices(out[:, :gh, :gw], s, floor)
 

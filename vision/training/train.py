@@ -153,9 +153,9 @@ CONFIGS = {
     "full": Config(scenes=8000, det_steps=6000, det_batch=12, det_crop=288, cls_epochs=14, jitter_copies=3,
                    cls_width=1.5, generated=128, accept_threshold=0.88, view_mean="geometric", reshape_glyphs=True,
                    views=((0.0, 1.0), (7.0, 1.0), (-7.0, 1.0), (0.0, 0.88), (0.0, 1.12)),
-                   refiner=True, refine_epochs=8, look_turned=True, weak_heat=0.15, screen_clear=0.96,
-                   partly_covered_copies=10, more_covered_copies=2, cls_members=3, cls_half_weights=True,
-                   refine_half_weights=True, bf16=True),
+                   refiner=True, refine_epochs=8, look_turned=True, weak_heat=0.05, weak_max=8, weak_accept=0.90,
+                   screen_clear=0.96, partly_covered_copies=10, more_covered_copies=2, cls_members=3,
+                   cls_half_weights=True, refine_half_weights=True, bf16=True),
 }
 
 
