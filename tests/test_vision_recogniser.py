@@ -123,6 +123,7 @@ def test_the_detector_blob_is_what_opencv_would_make():
     assert ours.dtype == np.float32 and ours.shape == (1, 3, 64, 320)
     assert np.array_equal(ours, cv2.dnn.blobFromImage(small, 1.0 / 255.0))
 
+
 def test_an_unknown_engine_or_a_bad_thread_count_is_a_clear_error():
     with pytest.raises(ValueError, match="unknown inference engine 'tensorrt'"):
         Recogniser(engine="tensorrt")

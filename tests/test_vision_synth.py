@@ -111,6 +111,7 @@ def test_a_crop_blurs_only_its_own_region_yet_matches_the_whole_image_blurred():
             assert np.array_equal(crop_index(img, centre, angle, h, window, patch), expected), (centre, angle, h)
     assert blurred > 300
 
+
 def test_a_card_on_top_hides_the_index_below(decks):
     under = CardPlacement("2D", (150, 150), 0, 200, "letele")
     # The second card covers the top-left index of the first.

@@ -119,8 +119,8 @@ def crop_index(image: np.ndarray, centre: tuple[float, float], angle_deg: float,
     shrink = window[1] * index_h / patch[1]
     src = image
     if shrink > 1.6:
-        # Blur only the pixels the crop samples, not the whole image (the blur is
-        # a good part of the recogniser's time): those within the window's
+        # Blur only the pixels the crop samples, not the whole image (the blur was
+        # about a tenth of the recogniser's time): those within the window's
         # half-diagonal of its centre, the blur kernel's reach beyond them (OpenCV
         # sizes an 8-bit image's kernel to round(6 sigma + 1), made odd), and a
         # pixel or two for the bilinear sampling and the whole-pixel corner.

@@ -205,6 +205,7 @@ def detector_blob(small: np.ndarray) -> np.ndarray:
     BGR, 0..1), in numpy: the same numbers, in about a third of the time."""
     return small.transpose(2, 0, 1)[None].astype(np.float32) * np.float32(1.0 / 255.0)
 
+
 def decode_indices(out: np.ndarray, scale: float, heat_threshold: float) -> list[IndexReading]:
     """The index readings (geometry only) in one detector output.
 
