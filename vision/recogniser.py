@@ -444,26 +444,37 @@ class Recogniser:
         if not doubtful:
             return
         again = [indices[k] for k in doubtful]
-        # In the order classify() reads them: the first classifier's views, then the others'.
-        rest_rank, rest_suit = self._view_probabilities(img, again, self.views[1:], [first])
-        more_rank, more_suit = self._view_probabilities(img, again, self.views, others)
+        # Every view of these is cut once (cutting is a good part of the time): the first
+        # classifier reads the views it has not read yet, the others read them all.  In
+        # the order classify() reads them: the first classifier's views, then the others'.
+        crops = self._view_crops(img, again, self.views)
+        unread = crops.reshape(len(again), len(self.views), *crops.shape[1:])[:, 1:].reshape(-1, *crops.shape[1:])
+        rest_rank, rest_suit = self._view_probabilities(img, again, self.views[1:], [first], unread)
+        more_rank, more_suit = self._view_probabilities(img, again, self.views, others, crops)
         self._settle(again, np.concatenate([first_rank[doubtful], rest_rank, more_rank], axis=1),
                      np.concatenate([first_suit[doubtful], rest_suit, more_suit], axis=1))
 
-    def _view_probabilities(self, img: np.ndarray, indices: list[IndexReading], views, classifiers=None
-                            ) -> tuple[np.ndarray, np.ndarray]:
-        """Rank (with "not an index") and suit probabilities of each index from
-        each view by each classifier (by default every one), uncombined: two
-        arrays of indices x (classifiers x views) x classes, a classifier's
-        views together."""
-        classifiers = self.classifiers if classifiers is None else classifiers
-        if not classifiers or not views:   # (float32, as the networks': a concatenation keeps its type)
-            return (np.zeros((len(indices), 0, NOT_INDEX + 1), np.float32),
-                    np.zeros((len(indices), 0, len(SUITS)), np.float32))
+    def _view_crops(self, img: np.ndarray, indices: list[IndexReading], views) -> np.ndarray:
+        """The classifiers' input: each index's crop from each view (index by index,
+        its views together), as a blob (N x C x H x W, float32, normalised)."""
         crops = [crop_index(img, ix.centre, ix.angle + da, ix.height * ds) for ix in indices for da, ds in views]
         blob = cv2.dnn.blobFromImages(crops, 1.0 / 255.0)
         if self.crop_norm == "standardise":
             blob = standardise_crops(blob).astype(np.float32)
+        return blob
+
+    def _view_probabilities(self, img: np.ndarray, indices: list[IndexReading], views, classifiers=None,
+                            blob: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Rank (with "not an index") and suit probabilities of each index from
+        each view by each classifier (by default every one), uncombined: two
+        arrays of indices x (classifiers x views) x classes, a classifier's
+        views together.  ``blob``: these crops already cut (:meth:`_view_crops`)."""
+        classifiers = self.classifiers if classifiers is None else classifiers
+        if not classifiers or not views:   # (float32, as the networks': a concatenation keeps its type)
+            return (np.zeros((len(indices), 0, NOT_INDEX + 1), np.float32),
+                    np.zeros((len(indices), 0, len(SUITS)), np.float32))
+        if blob is None:
+            blob = self._view_crops(img, indices, views)
         ranks, suits = [], []
         for net in classifiers:
             logits = net(blob).reshape(len(indices), len(views), -1)
