@@ -4,6 +4,7 @@
     .venv/bin/python bench/bench_recognition.py --n 200 --threshold 0.9 --sweep
     .venv/bin/python bench/bench_recognition.py --seed 99 --n 960 --sweep   # how the threshold was chosen
     .venv/bin/python bench/bench_recognition.py --seed 99 --n 960 --cache --model DIR  # compare models
+    .venv/bin/python bench/bench_recognition.py --cache --versus DIR   # and their times, interleaved
 
 Scenes come from ``vision.synth.scene.random_scene_spec`` with the held-out
 designs only (``vision.synth.decks.HELD_OUT``), 1 to 8 cards (equally many
@@ -94,6 +95,15 @@ def cached_scenes(seed: int, n: int, decks: list[str], cache_dir: Path = CACHE_D
     tmp.replace(path)  # only a complete set becomes the cache; a run stopped halfway leaves a .part
 
 
+def _timed_read(rec: Recogniser, image: np.ndarray, summary: Summary, ann: SceneAnnotation) -> float:
+    """Recognise one image with ``rec``, score it into ``summary``; the seconds it took."""
+    t0 = time.perf_counter()
+    result = rec.recognise(image)
+    seconds = time.perf_counter() - t0
+    summary.add(score_image(result, ann))
+    return seconds
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=560, help="number of scenes (default 560)")
@@ -105,6 +115,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--engine", choices=("auto", *ENGINES), default="auto",
                     help="what runs the networks (default: onnxruntime where installed)")
     ap.add_argument("--stages", action="store_true", help="also print the mean time of each stage")
+    ap.add_argument("--versus", type=Path, default=None, metavar="DIR",
+                    help="also read every scene with the model in DIR, the two in turn image by image, and "
+                         "print its figures and time too (the host's drift then falls on both alike)")
     ap.add_argument("--cache", action="store_true",
                     help=f"keep the rendered scenes under {CACHE_DIR} and reuse them (about 1.4 MB per scene)")
     args = ap.parse_args(argv)
@@ -112,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     cv2.setNumThreads(1)
     build_face_cache(log=lambda m: None)
     rec = Recogniser(args.model, accept_threshold=args.threshold, engine=args.engine, threads=1)
+    other = (Recogniser(args.versus, accept_threshold=args.threshold, engine=args.engine, threads=1)
+             if args.versus is not None else None)
     # The designs this model was trained without (recorded at training time).
     held_out = rec.meta.get("held_out", list(HELD_OUT))
     decks = [d for d in held_out if d in available_decks()]
@@ -125,12 +140,15 @@ def main(argv: list[str] | None = None) -> int:
               else render_scenes(args.seed, args.n, decks))
     overall, by_count, by_overlap, by_deck = Summary(), {}, {}, {}
     times, wrong_notes = [], []
+    other_overall, other_times = Summary(), []
     stage_seconds: dict[str, float] = {}
     sweep_thresholds = [0.5, 0.7, 0.8, 0.85, 0.9, 0.95, 0.98]
     sweep = {t: Summary() for t in sweep_thresholds}
     t_render = time.time()
     for k, (image, ann) in enumerate(scenes):
         n_cards = 1 + k % 8  # as render_scenes drew it
+        if other is not None and k % 2:   # (each model reads first every other image: warm caches alike)
+            other_times.append(_timed_read(other, image, other_overall, ann))
         # recognise() stage by stage, so that the sweep can re-decide the same readings.
         t0 = time.perf_counter()
         readings = rec.read_indices(image, stage_seconds if args.stages else None)
@@ -153,6 +171,8 @@ def main(argv: list[str] | None = None) -> int:
                 rec.accept_threshold = t
                 sweep[t].add(score_image(rec.assemble(readings, image.shape[1], image.shape[0]), ann))
             rec.accept_threshold = base
+        if other is not None and not k % 2:
+            other_times.append(_timed_read(other, image, other_overall, ann))
     elapsed = time.time() - t_render
 
     print(f"\n{args.n} scenes of 1280x720, 1-8 cards, seed {args.seed} ({elapsed:.0f} s in all)\n")
@@ -172,6 +192,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.stages:
         print("  of which, mean per image: " + ", ".join(
             f"{stage} {1000 * seconds / len(times):.1f} ms" for stage, seconds in stage_seconds.items()))
+    if other is not None:
+        other_ms = 1000 * np.array(other_times)
+        print(f"\nversus {other.model_dir} (accept threshold {other.accept_threshold}), the same scenes:")
+        print(other_overall.line("all"))
+        print(f"time per 1280x720 image, one core: mean {other_ms.mean():.1f} ms, "
+              f"median {np.median(other_ms):.1f} ms, p95 {np.percentile(other_ms, 95):.1f} ms")
     if args.sweep:
         print("\naccept threshold sweep:")
         for t, summ in sweep.items():

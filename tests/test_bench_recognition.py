@@ -81,3 +81,18 @@ def test_the_stage_times_add_up_to_the_time_per_image(bench, tmp_path, monkeypat
     assert list(stages) == ["detect", "refine", "read", "look_turned", "look_weak", "assemble"]
     assert stages["detect"] > 0 and stages["read"] > 0   # (a second look may find nothing to do: 0.0)
     assert sum(stages.values()) == pytest.approx(mean, abs=0.1 * len(stages))  # each rounded to 0.1 ms
+
+
+def test_versus_reads_the_same_scenes_with_a_second_model_in_turn(bench, tmp_path, monkeypatch, capsys):
+    """--versus DIR times a second model image by image beside the first; the same model
+    read twice must score the same, and each gets its own time line."""
+    from vision.recogniser import MODEL_DIR
+
+    monkeypatch.setattr(bench, "CACHE_DIR", tmp_path)
+    assert bench.main(["--n", "3", "--cache", "--show-errors", "0", "--versus", str(MODEL_DIR)]) == 0
+    out = capsys.readouterr().out
+    mine, theirs = out.split("\nversus ")
+    assert theirs.startswith(str(MODEL_DIR))
+    all_line = [line for line in mine.splitlines() if line.startswith("all ")]
+    assert len(all_line) == 1 and all_line[0] in theirs.splitlines()
+    assert re.search(r"one core: mean [\d.]+ ms", theirs) and re.search(r"one core: mean [\d.]+ ms", mine)
