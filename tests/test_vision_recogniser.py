@@ -841,6 +841,30 @@ def test_a_model_without_screen_clear_reads_every_index_from_every_view(rec, hel
     assert read and all(np.array_equal(a.probs, b.probs) for a, b in zip(read, every))
 
 
+def test_a_model_with_one_view_screens_with_its_first_classifier_and_reads_doubts_with_all(rec, held_out,
+                                                                                          tmp_path):
+    """One view and an ensemble: the first classifier has no other view to read, the others
+    still read the doubtful indices, exactly as classify does."""
+    import copy
+
+    _model_copy(tmp_path, views=[[0.0, 1.0]])
+    one = Recogniser(tmp_path)
+    assert len(one.views) == 1 and len(one.classifiers) > 1 and one.screen_clear > 0
+    rng = np.random.default_rng(11)
+    spec = random_scene_spec(rng, held_out, 1280, 720, n_cards=6, card_height=(140, 260))
+    img, _ = render_scene(spec, rng)
+    screened = _index_readings(one, img)
+    first, every = copy.deepcopy(screened), copy.deepcopy(screened)
+    one.classify_screened(img, screened)
+    one.first_look(img, first)
+    one.classify(img, every)
+    kinds = set()
+    for s, f, e in zip(screened, first, every):
+        clear = one._read_clearly(f)
+        kinds.add(clear)
+        assert np.array_equal(s.probs, f.probs if clear else e.probs)
+    assert kinds == {True, False}
+
 @pytest.mark.parametrize("value", [-0.5, 1.5])
 def test_a_screen_clear_outside_0_to_1_in_model_json_is_a_clear_error(tmp_path, value):
     _model_copy(tmp_path, screen_clear=value)

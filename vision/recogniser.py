@@ -202,7 +202,8 @@ def detector_input(image: np.ndarray, long_side: int) -> tuple[np.ndarray, float
 
 def detector_blob(small: np.ndarray) -> np.ndarray:
     """``cv2.dnn.blobFromImage(small, 1 / 255)``, the detector's input (1 x 3 x h x w,
-    BGR, 0..1), in numpy: the same numbers, in about a third of the time."""
+    BGR, 0..1), in numpy: the same numbers, in less time (2.2 against 3.6 ms for a
+    640x368 image, measured on session 23's machine)."""
     return small.transpose(2, 0, 1)[None].astype(np.float32) * np.float32(1.0 / 255.0)
 
 
@@ -438,17 +439,21 @@ class Recogniser:
             return
         img = _as_bgr(image)
         first, others = self.classifiers[0], self.classifiers[1:]
-        first_rank, first_suit = self._view_probabilities(img, indices, self.views[:1], [first])
+        first_crops = self._view_crops(img, indices, self.views[:1])
+        first_rank, first_suit = self._view_probabilities(img, indices, self.views[:1], [first], first_crops)
         self._settle(indices, first_rank, first_suit)
         doubtful = [k for k, ix in enumerate(indices) if not self._read_clearly(ix)]
         if not doubtful:
             return
         again = [indices[k] for k in doubtful]
-        # Every view of these is cut once (cutting is a good part of the time): the first
-        # classifier reads the views it has not read yet, the others read them all.  In
-        # the order classify() reads them: the first classifier's views, then the others'.
-        crops = self._view_crops(img, again, self.views)
-        unread = crops.reshape(len(again), len(self.views), *crops.shape[1:])[:, 1:].reshape(-1, *crops.shape[1:])
+        # Each crop is cut once (cutting is a good part of the time): the first classifier
+        # reads the views it has not read yet, the others every view, the first one's crop
+        # taken from the first look.  In the order classify() reads them: the first
+        # classifier's views, then the others'.
+        unread = self._view_crops(img, again, self.views[1:])
+        shape = first_crops.shape[1:]
+        crops = np.concatenate([first_crops[doubtful, None], unread.reshape(len(again), len(self.views) - 1, *shape)],
+                               axis=1).reshape(-1, *shape)
         rest_rank, rest_suit = self._view_probabilities(img, again, self.views[1:], [first], unread)
         more_rank, more_suit = self._view_probabilities(img, again, self.views, others, crops)
         self._settle(again, np.concatenate([first_rank[doubtful], rest_rank, more_rank], axis=1),
@@ -458,6 +463,8 @@ class Recogniser:
         """The classifiers' input: each index's crop from each view (index by index,
         its views together), as a blob (N x C x H x W, float32, normalised)."""
         crops = [crop_index(img, ix.centre, ix.angle + da, ix.height * ds) for ix in indices for da, ds in views]
+        if not crops:   # (no index, or no view: a model with one view reads no other)
+            return np.zeros((0, 3, PATCH_H, PATCH_W), np.float32)
         blob = cv2.dnn.blobFromImages(crops, 1.0 / 255.0)
         if self.crop_norm == "standardise":
             blob = standardise_crops(blob).astype(np.float32)
