@@ -776,27 +776,33 @@ def _index_readings(rec, img):
     return found
 
 
-def test_plain_indices_are_read_from_one_view_and_doubtful_ones_from_every_view(rec, held_out):
-    """Screening (Recogniser.classify_screened): a reading that the first view alone makes clear keeps that
-    view's probabilities; one it leaves doubtful is read from every view, exactly as classify."""
+def _assert_screening_reads_as_first_look_or_classify(r: Recogniser, held_out) -> None:
+    """``r.classify_screened`` on a scene with plain and doubtful indices: a reading that the
+    first view alone makes clear keeps that view's probabilities (:meth:`first_look`); one
+    it leaves doubtful is read from every view by every classifier, exactly as ``classify``."""
     import copy
 
-    assert rec.screen_clear > 0 and len(rec.views) > 1
     rng = np.random.default_rng(11)
     spec = random_scene_spec(rng, held_out, 1280, 720, n_cards=6, card_height=(140, 260))
     img, _ = render_scene(spec, rng)
-    screened = _index_readings(rec, img)
+    screened = _index_readings(r, img)
     one_view, every_view = copy.deepcopy(screened), copy.deepcopy(screened)
-    rec.classify_screened(img, screened)
-    rec.first_look(img, one_view)
-    rec.classify(img, every_view)
+    r.classify_screened(img, screened)
+    r.first_look(img, one_view)
+    r.classify(img, every_view)
     kinds = set()
     for s, one, every in zip(screened, one_view, every_view):
-        clear = rec._read_clearly(one)
+        clear = r._read_clearly(one)
         kinds.add(clear)
         assert np.array_equal(s.probs, one.probs if clear else every.probs)
         assert s.p_index == (one.p_index if clear else every.p_index)
     assert kinds == {True, False}  # this scene has both kinds
+
+
+def test_plain_indices_are_read_from_one_view_and_doubtful_ones_from_every_view(rec, held_out):
+    """Screening (Recogniser.classify_screened) with the committed model's views and classifiers."""
+    assert rec.screen_clear > 0 and len(rec.views) > 1
+    _assert_screening_reads_as_first_look_or_classify(rec, held_out)
 
 
 def test_screening_reads_the_same_cards_as_every_view(rec, held_out):
@@ -841,29 +847,14 @@ def test_a_model_without_screen_clear_reads_every_index_from_every_view(rec, hel
     assert read and all(np.array_equal(a.probs, b.probs) for a, b in zip(read, every))
 
 
-def test_a_model_with_one_view_screens_with_its_first_classifier_and_reads_doubts_with_all(rec, held_out,
-                                                                                          tmp_path):
+def test_a_model_with_one_view_screens_with_its_first_classifier_and_reads_doubts_with_all(held_out, tmp_path):
     """One view and an ensemble: the first classifier has no other view to read, the others
-    still read the doubtful indices, exactly as classify does."""
-    import copy
-
+    still read the doubtful indices."""
     _model_copy(tmp_path, views=[[0.0, 1.0]])
     one = Recogniser(tmp_path)
     assert len(one.views) == 1 and len(one.classifiers) > 1 and one.screen_clear > 0
-    rng = np.random.default_rng(11)
-    spec = random_scene_spec(rng, held_out, 1280, 720, n_cards=6, card_height=(140, 260))
-    img, _ = render_scene(spec, rng)
-    screened = _index_readings(one, img)
-    first, every = copy.deepcopy(screened), copy.deepcopy(screened)
-    one.classify_screened(img, screened)
-    one.first_look(img, first)
-    one.classify(img, every)
-    kinds = set()
-    for s, f, e in zip(screened, first, every):
-        clear = one._read_clearly(f)
-        kinds.add(clear)
-        assert np.array_equal(s.probs, f.probs if clear else e.probs)
-    assert kinds == {True, False}
+    _assert_screening_reads_as_first_look_or_classify(one, held_out)
+
 
 @pytest.mark.parametrize("value", [-0.5, 1.5])
 def test_a_screen_clear_outside_0_to_1_in_model_json_is_a_clear_error(tmp_path, value):
