@@ -91,8 +91,9 @@ def test_both_engines_read_the_same(rec, held_out):
         for x, y in zip(a, b):
             assert np.allclose(x.centre, y.centre, atol=0.05) and abs(x.angle - y.angle) < 0.05
             # (Outputs 1e-5 apart move a refined crop by a hundredth of a pixel: the probabilities
-            # then differ by up to 0.005, measured on 20 scenes.)
-            assert np.abs(x.probs - y.probs).max() < 0.01 and abs(x.p_index - y.p_index) < 0.01
+            # then differ by up to 0.006 and p_index by 0.010, measured on 20 scenes with the
+            # 8-bit classifiers, where such a shift can tip an activation into the next step.)
+            assert np.abs(x.probs - y.probs).max() < 0.01 and abs(x.p_index - y.p_index) < 0.02
             assert x.best[0] == y.best[0]
         # The same cards in the same places; their confidences within the readings' tolerance
         # (two decimals: a card's confidence can differ in the fourth, 0.9758 against 0.9760).
@@ -101,7 +102,8 @@ def test_both_engines_read_the_same(rec, held_out):
         assert all(abs(c.confidence - d.confidence) < 0.01 for c, d in zip(ra.cards, rb.cards))
         assert ra.unknown == rb.unknown
         # Cut from the same places, the crops are the same: then the engines differ only by
-        # their arithmetic (about 1e-5 in an output), and so do the readings and the cards.
+        # their arithmetic (the 8-bit classifiers compute the same integers on both; the float
+        # parts differ by about 1e-5), and so do the readings and the cards.
         xa, xb = [copy.copy(ix) for ix in a], [copy.copy(ix) for ix in a]
         rec.classify(img, xa)
         opencv.classify(img, xb)

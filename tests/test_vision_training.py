@@ -95,11 +95,19 @@ def test_tiny_training_run_exports_models_the_recogniser_loads(art, tmp_path, ca
     for name in (meta["detector"], *meta["classifier"], meta["refiner"]):
         size = (out / name).stat().st_size
         assert 10_000 < size < 5_000_000
-    # tiny stores the classifiers' and the refiner's weights as float16, the detector's as float32.
+    # tiny stores the refiner's weights as float16, the detector's as float32, and the
+    # classifiers in 8 bits (their float16 files kept beside the scenes).
     import onnx
-    for name, half in ((meta["detector"], False), (meta["classifier"][1], True), (meta["refiner"], True)):
-        types = {t.data_type for t in onnx.load(str(out / name)).graph.initializer}
-        assert (onnx.TensorProto.FLOAT16 in types) == half, name
+
+    def weight_types(path):
+        return {t.data_type for t in onnx.load(str(path)).graph.initializer}
+    TP = onnx.TensorProto
+    assert TP.FLOAT16 not in weight_types(out / meta["detector"])
+    assert TP.FLOAT16 in weight_types(out / meta["refiner"])
+    for name in meta["classifier"]:
+        assert {TP.INT8, TP.UINT8} <= weight_types(out / name) and TP.FLOAT16 not in weight_types(out / name)
+        assert TP.FLOAT16 in weight_types(data / "float-classifiers" / name)
+    assert meta["quantised"]["calibration"]["scenes"] == 2 and meta["quantised"]["calibration"]["seed"] == 1001
     member_scenes = json.loads((tmp_path / "data-member2" / "scenes.json").read_text())
     assert member_scenes["seed"] == 2 and member_scenes["n"] == 16
     assert classifier_seeds == [1, 2]
@@ -113,7 +121,8 @@ def test_tiny_training_run_exports_models_the_recogniser_loads(art, tmp_path, ca
     assert isinstance(result.cards, list) and isinstance(result.unknown, list)
     # The rendered scenes and the detector are cached beside each other; a
     # second run with --reuse-detector retrains only the classifier.
-    assert sorted(p.name for p in data.iterdir()) == ["detector.json", "detector.pt", "scenes.json", "shard0000.npz"]
+    assert sorted(p.name for p in data.iterdir()) == ["detector.json", "detector.pt", "float-classifiers",
+                                                      "scenes.json", "shard0000.npz"]
     assert meta["crop_norm"] == "standardise" and meta["generated_designs"] == 2
     stamp = (data / "shard0000.npz").stat().st_mtime_ns
     assert train_main(["--config", "tiny", "--out", str(out), "--data", str(data), "--workers", "1",

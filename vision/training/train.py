@@ -9,8 +9,10 @@ training scenes from the training designs only (``HELD_OUT`` designs are
 never seen), train the index detector, train the index refiner on the
 detector's errors in those scenes, cut index crops and train the index
 classifier, export them to ONNX (opset 11, runs through ``cv2.dnn``) with a
-``model.json`` holding the decision thresholds.  PyTorch on the CPU, at most
-``--threads`` threads (default 2); no GPU is used even if one is present.
+``model.json`` holding the decision thresholds, and store the classifiers in 8
+bits (``vision.training.quantise``; the float ones are kept in the data
+folder).  PyTorch on the CPU, at most ``--threads`` threads (default 2); no
+GPU is used even if one is present.
 Rendered data is cached under ``data/train/<config>-<seed>/`` and reused.
 """
 
@@ -20,6 +22,7 @@ import argparse
 import copy
 import json
 import math
+import shutil
 import sys
 import time
 import warnings
@@ -40,6 +43,7 @@ from vision.synth.procedural import build_generated_decks
 from vision.training.data import (classifier_crops, covered_crops, detector_crops, detector_targets,
                                   generate_scenes, load_scenes, refiner_samples)
 from vision.training.models import IndexClassifier, IndexDetector, IndexRefiner
+from vision.training.quantise import quantise_classifiers
 
 MODEL_DIR = Path(__file__).resolve().parents[1] / "models"
 
@@ -134,6 +138,11 @@ class Config:
     #: one does not read it clearly at ``screen_clear`` (vision.recogniser.Recogniser.classify_screened);
     #: 0 = every view always.  A run-time setting, recorded in model.json; chosen on seeds 99 and 123.
     screen_clear: float = 0.0
+    #: Once trained, store the classifiers in 8 bits (vision.training.quantise), their
+    #: activations' ranges measured on this many rendered scenes of the training designs;
+    #: 0 = leave them in float.  100 in ``full``: the recogniser then reads the validation
+    #: scenes as before in less time (docs/vision-experiments.md, session 24).
+    quantise_scenes: int = 0
 
 
 CONFIGS = {
@@ -143,7 +152,7 @@ CONFIGS = {
                    cls_width=0.5, generated=2,
                    reshape_glyphs=True, detector_crops=True, refiner=True, refine_epochs=1, refine_width=0.5,
                    look_turned=True, weak_heat=0.15, screen_clear=0.96, bf16=True,
-                   partly_covered_copies=3, more_covered_copies=1),
+                   partly_covered_copies=3, more_covered_copies=1, quantise_scenes=2),
     # A first usable model in about half an hour on 2 idle cores.
     "quick": Config(scenes=3000, det_steps=1500, det_batch=12, det_crop=288, cls_epochs=4, generated=24),
     # The committed model: about 110 minutes on 2 cores with native bfloat16 (see docs/vision.md
@@ -155,7 +164,7 @@ CONFIGS = {
                    views=((0.0, 1.0), (7.0, 1.0), (-7.0, 1.0), (0.0, 0.88), (0.0, 1.12)),
                    refiner=True, refine_epochs=8, look_turned=True, weak_heat=0.05, weak_max=8, weak_accept=0.90,
                    screen_clear=0.96, partly_covered_copies=10, more_covered_copies=2, cls_members=3,
-                   cls_half_weights=True, refine_half_weights=True, bf16=True),
+                   cls_half_weights=True, refine_half_weights=True, bf16=True, quantise_scenes=100),
 }
 
 
@@ -739,6 +748,13 @@ def main(argv: list[str] | None = None) -> int:
             meta["detector_seconds"] = (json.loads(det_time.read_text())["seconds"]
                                         if det_time.exists() else None)
     (args.out / "model.json").write_text(json.dumps(meta, indent=1) + "\n")
+    if cfg.quantise_scenes:
+        # The 8-bit files cannot give the float weights back: keep a copy beside the scenes.
+        float_dir = data_dir / "float-classifiers"
+        float_dir.mkdir(exist_ok=True)
+        for name in classifier_files:
+            shutil.copyfile(args.out / name, float_dir / name)
+        quantise_classifiers(args.out, cfg.quantise_scenes, seed=args.seed + 1000, log=_log)
     written = ["index_detector.onnx", *classifier_files] + (["index_refiner.onnx"] if ref is not None else [])
     _log(f"wrote {', '.join(written)} and model.json to {args.out} in {time.time() - t_start:.0f} s")
     return 0

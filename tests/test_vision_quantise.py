@@ -1,0 +1,139 @@
+"""The classifiers in 8 bits (vision.training.quantise): what the file computes, on
+both engines, and the refusals.  The whole step, on a tiny trained model, runs in
+tests/test_vision_training.py; the committed model's readings are the benchmark's."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from vision.index_geometry import PATCH_H, PATCH_W
+
+
+def _classifier(tmp_path, seed=0, standardised=True):
+    """A small classifier with trained-looking normalisations, exported as training does
+    (float16 weights), and some crops for it (standardised noise)."""
+    import torch
+
+    from vision.training.models import IndexClassifier
+    from vision.training.train import export_onnx
+
+    torch.manual_seed(seed)
+    net = IndexClassifier(0.5, standardised)
+    with torch.no_grad():
+        for m in net.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.weight.uniform_(0.5, 1.5), m.bias.uniform_(-0.3, 0.3)
+                m.running_mean.uniform_(-0.2, 0.2), m.running_var.uniform_(0.5, 2.0)
+    net.eval()
+    path = tmp_path / "cls.onnx"
+    export_onnx(net, torch.zeros(1, 3, PATCH_H, PATCH_W), path, dynamic_hw=False, half_weights=True)
+    rng = np.random.default_rng(seed)
+    crops = rng.standard_normal((600, 3, PATCH_H, PATCH_W)).astype(np.float32)
+    return path, crops
+
+
+def test_float_graph_undoes_half_weights_and_computes_the_same(tmp_path):
+    from vision.inference import OnnxNet
+    from vision.training.quantise import float_graph
+
+    path, crops = _classifier(tmp_path)
+    model = float_graph(path)
+    assert not any(n.op_type == "Cast" for n in model.graph.node)
+    assert {o.version for o in model.opset_import if o.domain in ("", "ai.onnx")} == {13}
+    plain = tmp_path / "plain.onnx"
+    plain.write_bytes(model.SerializeToString())
+    x = crops[:9]
+    assert np.abs(OnnxNet(plain, "onnxruntime", threads=1)(x) - OnnxNet(path, "onnxruntime", threads=1)(x)).max() < 1e-5
+
+
+@pytest.mark.parametrize("standardised", [True, False])
+def test_an_8_bit_classifier_reads_as_the_float_one_and_both_engines_agree(tmp_path, standardised):
+    """Its logits stay near the float network's (the same best rank and suit on almost
+    every crop), the file is half the float16 one's size, and OpenCV computes it as
+    onnxruntime does: one file serves both engines.  (Models with crop_norm
+    "standardise" have no normalisation in the network; older ones do.)"""
+    import onnx
+
+    from vision.index_geometry import NOT_INDEX
+    from vision.inference import OnnxNet
+    from vision.training.quantise import quantise_network
+
+    path, crops = _classifier(tmp_path, standardised=standardised)
+    small = tmp_path / "cls8.onnx"
+    quantise_network(path, small, crops[:400])
+    assert small.stat().st_size < 0.6 * path.stat().st_size
+    ops = {n.op_type for n in onnx.load(str(small)).graph.node}
+    assert "QLinearConv" in ops and "Conv" not in ops, ops
+    x = crops[400:]   # crops the ranges were not measured on
+    ref = OnnxNet(path, "onnxruntime", threads=1)(x)
+    got = OnnxNet(small, "onnxruntime", threads=1)(x)
+    spread = ref.max() - ref.min()
+    assert np.abs(got - ref).max() < 0.1 * spread
+    assert 0 < np.abs(got - ref).max(), "nothing was rounded"
+    for part in (slice(0, NOT_INDEX + 1), slice(NOT_INDEX + 1, None)):
+        assert (got[:, part].argmax(1) == ref[:, part].argmax(1)).mean() > 0.9
+    # The same numbers, except that an input normalisation in float may round a value to the
+    # next 8-bit step on one engine and not the other (measured: 0.001 on logits spread over 0.25).
+    tolerance = 1e-4 * max(1.0, np.abs(got).max()) if standardised else 0.02 * spread
+    assert np.abs(OnnxNet(small, "opencv")(x) - got).max() < tolerance
+
+
+def test_quantising_in_place_overwrites_the_file(tmp_path):
+    from vision.training.quantise import quantise_network
+
+    path, crops = _classifier(tmp_path)
+    before = path.read_bytes()
+    quantise_network(path, path, crops[:100])
+    assert path.read_bytes() != before and path.stat().st_size < 0.6 * len(before)
+
+
+def _model_dir(tmp_path, **record):
+    path, _ = _classifier(tmp_path)
+    meta = {"classifier": [path.name], "trained_on": ["letele"], **record}
+    (tmp_path / "model.json").write_text(json.dumps(meta))
+    return tmp_path
+
+
+def test_a_model_already_quantised_is_refused_and_left_as_it_is(tmp_path, capsys):
+    from vision.training.quantise import QuantiseError, main, quantise_classifiers
+
+    model = _model_dir(tmp_path, quantised={"networks": "classifier"})
+    before = {p.name: p.read_bytes() for p in model.iterdir()}
+    with pytest.raises(QuantiseError, match="already quantised"):
+        quantise_classifiers(model, scenes=1)
+    assert main(["--model", str(model), "--scenes", "1"]) == 2
+    assert "already quantised" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in model.iterdir()} == before
+
+
+def test_a_model_without_installed_training_designs_or_record_is_refused(tmp_path, monkeypatch, capsys):
+    from vision.training import quantise as Q
+
+    model = _model_dir(tmp_path)
+    monkeypatch.setattr(Q, "available_decks", lambda: [])
+    with pytest.raises(Q.QuantiseError, match="fetch-art"):
+        Q.quantise_classifiers(model, scenes=1)
+    (model / "model.json").write_text("{not json")
+    assert Q.main(["--model", str(model)]) == 2
+    assert "cannot read the model's record" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        Q.main(["--model", str(model), "--scenes", "0"])
+
+
+def test_the_committed_classifiers_are_8_bit_and_say_how_they_were_made():
+    import onnx
+
+    from vision.recogniser import Recogniser
+
+    rec = Recogniser(engine="onnxruntime")
+    record = rec.meta["quantised"]
+    assert record["networks"] == "classifier" and record["calibration"]["crops"] > 500
+    assert not set(record["calibration"]["designs"]) & set(rec.meta["held_out"])
+    for name in rec.meta["classifier"]:
+        ops = {n.op_type for n in onnx.load(str(rec.model_dir / name)).graph.node}
+        assert "QLinearConv" in ops and "Conv" not in ops, name
+    ops = {n.op_type for n in onnx.load(str(rec.model_dir / rec.meta["detector"])).graph.node}
+    assert "Conv" in ops and "QLinearConv" not in ops   # the detector stays in float

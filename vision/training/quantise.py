@@ -1,0 +1,226 @@
+"""Store a trained model's index classifiers in 8 bits, in place, so that they read in less time.
+
+    python -m vision.training.quantise                 # the committed model (vision/models), once
+    python -m vision.training.quantise --model DIR --scenes 100 --seed 1001
+
+The classifiers are most of the recogniser's time (they read every index
+from several views, three of them for the doubtful ones).  In 8 bits
+(int8 weights, one scale per output channel; uint8 activations) onnxruntime
+runs one in less than half the time on an x86 core with 8-bit dot products
+(bench/bench_engines.py), and on the validation scenes the recogniser reads
+as before within a card or two (docs/vision-experiments.md, session 24).  The activations'
+ranges are measured, not guessed: the float model reads ``scenes`` rendered
+scenes of its *training* designs (never the held-out ones), and every crop it
+hands a classifier is kept, with every view of each index where the scene
+put it; the ranges are the extremes seen on up to ``MAX_CROPS`` of them
+(onnxruntime's static quantisation, MinMax).  The layer that writes the
+logits stays in float.
+
+The files are written in onnxruntime's operator format (``QLinearConv``,
+``QGemm``), which OpenCV's dnn also runs, to the same numbers (a test), so
+one file serves both engines; OpenCV computes it more slowly than the float
+one.  The detector and the refiner stay in float: in 8 bits they read fewer
+cards on the validation scenes for little time.  ``model.json`` records
+what was done (``"quantised"``), and a model already quantised is refused:
+its float weights are gone (the training run keeps a copy, see train.py).
+
+Needs the ``onnx`` package and onnxruntime's quantisation tools (the
+``train`` extra); the recogniser itself needs neither.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from vision.recogniser import IndexReading, Recogniser
+from vision.synth.decks import available_decks, build_face_cache
+from vision.synth.scene import random_scene_spec, render_scene
+
+MODEL_DIR = Path(__file__).resolve().parents[1] / "models"
+#: At most this many crops set the activations' ranges (a random draw of those recorded).
+MAX_CROPS = 2000
+#: The scenes the ranges are measured on: 1 to 8 cards, as the benchmark's.
+SCENE_W, SCENE_H = 1280, 720
+
+
+class QuantiseError(RuntimeError):
+    """The model cannot be quantised: missing files, already quantised, or no designs to render."""
+
+
+def calibration_crops(model_dir: Path, scenes: int, seed: int, decks: list[str],
+                      max_crops: int = MAX_CROPS) -> np.ndarray:
+    """What the float model's classifiers are given while it reads ``scenes``
+    rendered scenes of ``decks`` (the crops of every stage: first looks,
+    doubtful indices, turned and weak ones), and every view of each index
+    where the scene put it; up to ``max_crops`` of them drawn at random
+    (N x 3 x PATCH_H x PATCH_W, float32)."""
+    rec = Recogniser(model_dir)
+    seen: list[np.ndarray] = []
+    for net in rec.classifiers:
+        run = net._run
+
+        def recording(blob: np.ndarray, run=run) -> np.ndarray:
+            seen.append(blob.copy())
+            return run(blob)
+        net._run = recording
+    rng = np.random.default_rng(seed)
+    for k in range(scenes):
+        spec = random_scene_spec(rng, decks, SCENE_W, SCENE_H, n_cards=1 + k % 8, card_height=(130, 300))
+        image, ann = render_scene(spec, rng)
+        rec.recognise(image)
+        # And every view of each index where it really lies: a model that finds none yet
+        # (one that has hardly trained) still has crops to measure on.
+        truth = [IndexReading(ix.centre, ix.angle, ix.height, card.centre, card.height, 1.0)
+                 for card in ann.cards for ix in card.indices]
+        if truth:
+            seen.append(rec._view_crops(image, truth, rec.views))
+    # (The doubtful indices' crops are in it once for each classifier: no matter for the extremes.)
+    crops = np.concatenate(seen) if seen else np.zeros((0, 3, 1, 1), np.float32)
+    if len(crops) > max_crops:
+        crops = crops[np.sort(rng.choice(len(crops), max_crops, replace=False))]
+    return crops
+
+
+def float_graph(path: Path):
+    """The ONNX network at ``path`` with float32 weights and opset 13 (what the
+    quantiser needs): weights stored as float16 (train.store_half_weights) are
+    put back as float32, their casts dropped."""
+    import onnx
+    from onnx import TensorProto, numpy_helper, version_converter
+
+    model = onnx.load(str(path))
+    graph = model.graph
+    weights = {w.name: w for w in graph.initializer}
+    nodes = []
+    for node in graph.node:
+        if node.op_type == "Cast" and node.input[0] in weights:
+            source = weights[node.input[0]]
+            if source.data_type == TensorProto.FLOAT16:
+                graph.initializer.append(numpy_helper.from_array(
+                    numpy_helper.to_array(source).astype(np.float32), node.output[0]))
+                continue
+        nodes.append(node)
+    del graph.node[:]
+    graph.node.extend(nodes)
+    used = {name for node in graph.node for name in node.input}
+    kept = [w for w in graph.initializer if w.name in used]
+    del graph.initializer[:]
+    graph.initializer.extend(kept)
+    model = version_converter.convert_version(model, 13)
+    onnx.checker.check_model(model)
+    return model
+
+
+def quantise_network(src: Path, dst: Path, crops: np.ndarray, batch: int = 100) -> None:
+    """Write ``src`` (a float classifier) to ``dst`` in 8 bits, its activations'
+    ranges measured on ``crops``.  ``dst`` may be ``src``."""
+    from onnxruntime.quantization import CalibrationDataReader
+
+    class Crops(CalibrationDataReader):
+        def __init__(self, name: str):
+            self.batches = iter([{name: crops[i:i + batch]} for i in range(0, len(crops), batch)])
+
+        def get_next(self):
+            return next(self.batches, None)
+
+    model = float_graph(src)
+    name = model.graph.input[0].name
+    outputs = {o.name for o in model.graph.output}
+    # The layer that writes the logits stays in float: in 8 bits its output would move in
+    # steps of a 255th of the logits' range, coarse next to the accept threshold's margins.
+    last = [node.name for node in model.graph.node if set(node.output) & outputs]
+    # The quantiser logs advice (pre-processing, opset) that does not apply to these small networks.
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)
+    try:
+        _quantise(model, Crops(name), dst, keep_float=last)
+    finally:
+        root.setLevel(level)
+
+
+def _quantise(model, reader, dst: Path, keep_float: list[str]) -> None:
+    import onnx
+    from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static
+
+    with tempfile.TemporaryDirectory() as tmp:
+        plain, packed = Path(tmp) / "float.onnx", Path(tmp) / "int8.onnx"
+        onnx.save(model, str(plain))
+        quantize_static(str(plain), str(packed), reader, quant_format=QuantFormat.QOperator,
+                        per_channel=True, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
+                        calibrate_method=CalibrationMethod.MinMax,
+                        # Only these: an input normalisation (Sub, Mul) in 8 bits gains nothing, and
+                        # OpenCV cannot load its quantised constants.
+                        op_types_to_quantize=["Conv", "Relu", "MaxPool", "Flatten", "Gemm"], nodes_to_exclude=keep_float)
+        shutil.copyfile(packed, dst)
+
+
+def quantise_classifiers(model_dir: Path, scenes: int = 100, seed: int = 1001,
+                         log: Callable[[str], None] = print) -> dict:
+    """Rewrite the classifiers of the model in ``model_dir`` in 8 bits, in place,
+    and record it in its model.json; returns that record.  Raises QuantiseError
+    when the model is already quantised or no training design is installed."""
+    import onnxruntime
+
+    model_dir = Path(model_dir)
+    meta_path = model_dir / "model.json"
+    try:
+        meta = json.loads(meta_path.read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise QuantiseError(f"{meta_path}: cannot read the model's record ({e})") from None
+    if meta.get("quantised"):
+        raise QuantiseError(f"the model in {model_dir} is already quantised: its float classifiers are gone "
+                            f"(train it again, or restore them, to quantise anew)")
+    files = meta["classifier"] if isinstance(meta["classifier"], list) else [meta["classifier"]]
+    decks = [d for d in meta.get("trained_on", []) if d in available_decks()]
+    if not decks:
+        raise QuantiseError("none of the model's training designs is installed: run scripts/fetch-art.sh")
+    build_face_cache(log=lambda m: None)
+    log(f"measuring the classifiers' activations on {scenes} scenes of {len(decks)} training designs")
+    crops = calibration_crops(model_dir, scenes, seed, decks)
+    if not len(crops):
+        raise QuantiseError(f"{scenes} scenes showed no index: nothing to measure the ranges on")
+    for name in files:
+        quantise_network(model_dir / name, model_dir / name, crops)
+        log(f"{name}: {(model_dir / name).stat().st_size} bytes in 8 bits")
+    record = {
+        "networks": "classifier",
+        "weights": "int8, one scale per output channel",
+        "activations": "uint8",
+        "format": "onnxruntime QOperator (QLinearConv, QGemm)",
+        "calibration": {"method": "MinMax", "scenes": scenes, "seed": seed, "crops": len(crops),
+                        "designs": decks},
+        "onnxruntime": onnxruntime.__version__,
+    }
+    meta["quantised"] = record
+    meta_path.write_text(json.dumps(meta, indent=1) + "\n")
+    return record
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m vision.training.quantise", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--model", type=Path, default=MODEL_DIR, help="the model's folder (default: the committed one)")
+    ap.add_argument("--scenes", type=int, default=100, help="scenes rendered to measure the ranges on")
+    ap.add_argument("--seed", type=int, default=1001, help="their seed (not one the training used)")
+    args = ap.parse_args(argv)
+    if args.scenes < 1:
+        ap.error("--scenes must be at least 1")
+    try:
+        quantise_classifiers(args.model, args.scenes, args.seed)
+    except QuantiseError as e:
+        print(f"quantise: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
