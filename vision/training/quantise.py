@@ -65,13 +65,13 @@ def calibration_crops(model_dir: Path, scenes: int, seed: int, decks: list[str],
     (N x 3 x PATCH_H x PATCH_W, float32)."""
     rec = Recogniser(model_dir)
     seen: list[np.ndarray] = []
-    for net in rec.classifiers:
-        run = net._run
 
-        def recording(blob: np.ndarray, run=run) -> np.ndarray:
-            seen.append(blob.copy())
-            return run(blob)
-        net._run = recording
+    def recording(net):
+        def run(blob: np.ndarray) -> np.ndarray:
+            seen.append(np.array(blob, np.float32))
+            return net(blob)
+        return run
+    rec.classifiers = [recording(net) for net in rec.classifiers]
     rng = np.random.default_rng(seed)
     for k in range(scenes):
         spec = random_scene_spec(rng, decks, SCENE_W, SCENE_H, n_cards=1 + k % 8, card_height=(130, 300))
