@@ -124,6 +124,7 @@ def test_the_detector_blob_is_what_opencv_would_make():
                       for _ in range(3)], axis=2)
     ours = detector_blob(small)
     assert ours.dtype == np.float32 and ours.shape == (1, 3, 64, 320)
+    assert ours.flags["C_CONTIGUOUS"]   # so that the engines need not copy it
     assert np.array_equal(ours, cv2.dnn.blobFromImage(small, 1.0 / 255.0))
 
 

@@ -202,9 +202,14 @@ def detector_input(image: np.ndarray, long_side: int) -> tuple[np.ndarray, float
 
 def detector_blob(small: np.ndarray) -> np.ndarray:
     """``cv2.dnn.blobFromImage(small, 1 / 255)``, the detector's input (1 x 3 x h x w,
-    BGR, 0..1), in numpy: the same numbers, in less time (2.2 against 3.6 ms for a
-    640x368 image, measured on session 23's machine)."""
-    return small.transpose(2, 0, 1)[None].astype(np.float32) * np.float32(1.0 / 255.0)
+    BGR, 0..1), in numpy: the same numbers, in less time.  Written in one pass
+    into a C-ordered array, which the engines take without a copy (0.7 ms for a
+    640x368 image, against 3.0 for a transposed product and its copy, measured
+    on session 24's machine; blobFromImage took 3.6 on session 23's)."""
+    h, w = small.shape[:2]
+    blob = np.empty((1, 3, h, w), np.float32)
+    np.multiply(small.transpose(2, 0, 1), np.float32(1.0 / 255.0), out=blob[0], dtype=np.float32)
+    return blob
 
 
 def decode_indices(out: np.ndarray, scale: float, heat_threshold: float) -> list[IndexReading]:
@@ -391,7 +396,7 @@ class Recogniser:
         window, patch = (REFINE_WINDOW_W, REFINE_WINDOW_H), (REFINE_PATCH_W, REFINE_PATCH_H)
         for _ in range(self.refine_steps):
             crops = [crop_index(img, ix.centre, ix.angle, ix.height, window, patch) for ix in indices]
-            blob = standardise_crops(cv2.dnn.blobFromImages(crops, 1.0 / 255.0)).astype(np.float32)
+            blob = standardise_crops(cv2.dnn.blobFromImages(crops, 1.0 / 255.0)).astype(np.float32, copy=False)
             out = np.clip(self.refiner(blob).reshape(len(crops), 4), -REFINE_LIMITS, REFINE_LIMITS)
             for ix, o in zip(indices, out):
                 _move(ix, *apply_refinement((ix.centre, ix.angle, ix.height), o))
@@ -467,7 +472,7 @@ class Recogniser:
             return np.zeros((0, 3, PATCH_H, PATCH_W), np.float32)
         blob = cv2.dnn.blobFromImages(crops, 1.0 / 255.0)
         if self.crop_norm == "standardise":
-            blob = standardise_crops(blob).astype(np.float32)
+            blob = standardise_crops(blob).astype(np.float32, copy=False)
         return blob
 
     def _view_probabilities(self, img: np.ndarray, indices: list[IndexReading], views, classifiers=None,
