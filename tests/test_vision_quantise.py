@@ -12,9 +12,10 @@ import pytest
 from vision.index_geometry import PATCH_H, PATCH_W
 
 
-def _classifier(tmp_path, seed=0, standardised=True):
-    """A small classifier with trained-looking normalisations, exported as training does
-    (float16 weights), and some crops for it (standardised noise)."""
+def _classifier(tmp_path, seed=0, standardised=True, trained=True):
+    """A small classifier with trained-looking normalisations (else fresh ones: zero
+    biases, which the exporter shares through Identity nodes), exported as training
+    does (float16 weights), and some crops for it (standardised noise)."""
     import torch
 
     from vision.training.models import IndexClassifier
@@ -23,7 +24,7 @@ def _classifier(tmp_path, seed=0, standardised=True):
     torch.manual_seed(seed)
     net = IndexClassifier(0.5, standardised)
     with torch.no_grad():
-        for m in net.modules():
+        for m in net.modules() if trained else ():
             if isinstance(m, torch.nn.BatchNorm2d):
                 m.weight.uniform_(0.5, 1.5), m.bias.uniform_(-0.3, 0.3)
                 m.running_mean.uniform_(-0.2, 0.2), m.running_var.uniform_(0.5, 2.0)
@@ -35,18 +36,24 @@ def _classifier(tmp_path, seed=0, standardised=True):
     return path, crops
 
 
-def test_float_graph_undoes_half_weights_and_computes_the_same(tmp_path):
-    from vision.inference import OnnxNet
-    from vision.training.quantise import float_graph
+@pytest.mark.parametrize("trained", [True, False])
+def test_float_graph_undoes_half_weights_and_computes_the_same(tmp_path, trained):
+    import onnx
 
-    path, crops = _classifier(tmp_path)
+    from vision.inference import OnnxNet
+    from vision.training.quantise import float_graph, quantise_network
+
+    path, crops = _classifier(tmp_path, trained=trained)
+    shared = any(n.op_type == "Identity" for n in onnx.load(str(path)).graph.node)
+    assert shared == (not trained)   # (what this test is for: both kinds of file)
     model = float_graph(path)
-    assert not any(n.op_type == "Cast" for n in model.graph.node)
+    assert not any(n.op_type in ("Cast", "Identity") for n in model.graph.node)
     assert {o.version for o in model.opset_import if o.domain in ("", "ai.onnx")} == {13}
     plain = tmp_path / "plain.onnx"
     plain.write_bytes(model.SerializeToString())
     x = crops[:9]
     assert np.abs(OnnxNet(plain, "onnxruntime", threads=1)(x) - OnnxNet(path, "onnxruntime", threads=1)(x)).max() < 1e-5
+    quantise_network(path, tmp_path / "small.onnx", crops[:50])   # (it failed on shared weights once)
 
 
 @pytest.mark.parametrize("standardised", [True, False])

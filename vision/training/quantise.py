@@ -93,7 +93,8 @@ def calibration_crops(model_dir: Path, scenes: int, seed: int, decks: list[str],
 def float_graph(path: Path):
     """The ONNX network at ``path`` with float32 weights and opset 13 (what the
     quantiser needs): weights stored as float16 (train.store_half_weights) are
-    put back as float32, their casts dropped."""
+    put back as float32, their casts dropped, and weights passed on by an
+    Identity given their own copy."""
     import onnx
     from onnx import TensorProto, numpy_helper, version_converter
 
@@ -102,12 +103,15 @@ def float_graph(path: Path):
     weights = {w.name: w for w in graph.initializer}
     nodes = []
     for node in graph.node:
-        if node.op_type == "Cast" and node.input[0] in weights:
-            source = weights[node.input[0]]
-            if source.data_type == TensorProto.FLOAT16:
-                graph.initializer.append(numpy_helper.from_array(
-                    numpy_helper.to_array(source).astype(np.float32), node.output[0]))
-                continue
+        source = weights.get(node.input[0]) if node.input else None
+        # A cast of float16 weights, or an Identity the exporter puts where two weights
+        # are equal (zero biases): the quantiser wants the weights themselves.
+        if source is not None and (node.op_type == "Identity" or
+                                   (node.op_type == "Cast" and source.data_type == TensorProto.FLOAT16)):
+            weights[node.output[0]] = numpy_helper.from_array(
+                numpy_helper.to_array(source).astype(np.float32), node.output[0])
+            graph.initializer.append(weights[node.output[0]])
+            continue
         nodes.append(node)
     del graph.node[:]
     graph.node.extend(nodes)
