@@ -5,6 +5,7 @@ tests/test_vision_training.py; the committed model's readings are the benchmark'
 from __future__ import annotations
 
 import json
+import shutil
 
 import numpy as np
 import pytest
@@ -128,6 +129,35 @@ def test_a_model_without_installed_training_designs_or_record_is_refused(tmp_pat
     assert "cannot read the model's record" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         Q.main(["--model", str(model), "--scenes", "0"])
+
+
+def test_a_missing_classifier_or_a_failure_half_way_leaves_the_model_as_it_was(tmp_path, monkeypatch):
+    from vision.training import quantise as Q
+
+    path, crops = _classifier(tmp_path)
+    shutil.copy(path, tmp_path / "cls_2.onnx")
+    meta = {"classifier": [path.name, "cls_2.onnx", "gone.onnx"], "trained_on": ["letele"]}
+    (tmp_path / "model.json").write_text(json.dumps(meta))
+    with pytest.raises(Q.QuantiseError, match="gone.onnx"):
+        Q.quantise_classifiers(tmp_path, scenes=1)
+    meta["classifier"] = meta["classifier"][:2]
+    (tmp_path / "model.json").write_text(json.dumps(meta))
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+    monkeypatch.setattr(Q, "available_decks", lambda: ["letele"])
+    monkeypatch.setattr(Q, "build_face_cache", lambda log: None)
+    monkeypatch.setattr(Q, "calibration_crops", lambda *a, **k: crops[:100])
+    done, real = [], Q.quantise_network
+
+    def second_fails(src, dst, x):
+        if done:
+            raise RuntimeError("disk full")
+        done.append(src)
+        real(src, dst, x)
+    monkeypatch.setattr(Q, "quantise_network", second_fails)
+    with pytest.raises(RuntimeError, match="disk full"):
+        Q.quantise_classifiers(tmp_path, scenes=1)
+    assert done == [tmp_path / path.name]   # the first was quantised ...
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == before   # ... aside
 
 
 def test_the_committed_classifiers_are_8_bit_and_say_how_they_were_made():

@@ -7,9 +7,9 @@ The classifiers are most of the recogniser's time (they read every index
 from several views, three of them for the doubtful ones).  In 8 bits
 (int8 weights, one scale per output channel; uint8 activations) onnxruntime
 runs one in less than half the time on an x86 core with 8-bit dot products
-(bench/bench_engines.py), and on the validation scenes the recogniser reads
-as before within a card or two (docs/vision-experiments.md, session 24).  The activations'
-ranges are measured, not guessed: the float model reads ``scenes`` rendered
+(bench/bench_engines.py), and the committed model reads the validation
+scenes at its accept threshold as in float (docs/vision-experiments.md,
+session 24).  The activations' ranges are measured, not guessed: the float model reads ``scenes`` rendered
 scenes of its *training* designs (never the held-out ones), and every crop it
 hands a classifier is kept, with every view of each index where the scene
 put it; the ranges are the extremes seen on up to ``MAX_CROPS`` of them
@@ -20,7 +20,7 @@ The files are written in onnxruntime's operator format (``QLinearConv``,
 ``QGemm``), which OpenCV's dnn also runs, to the same numbers (a test), so
 one file serves both engines; OpenCV computes it more slowly than the float
 one.  The detector and the refiner stay in float: in 8 bits they read fewer
-cards on the validation scenes for little time.  ``model.json`` records
+cards on the validation scenes (measured there).  ``model.json`` records
 what was done (``"quantised"``), and a model already quantised is refused:
 its float weights are gone (the training run keeps a copy, see train.py).
 
@@ -125,7 +125,7 @@ def float_graph(path: Path):
 
 
 def quantise_network(src: Path, dst: Path, crops: np.ndarray, batch: int = 100) -> None:
-    """Write ``src`` (a float classifier) to ``dst`` in 8 bits, its activations'
+    """Write ``src`` (a float network) to ``dst`` in 8 bits, its activations'
     ranges measured on ``crops``.  ``dst`` may be ``src``."""
     from onnxruntime.quantization import CalibrationDataReader
 
@@ -164,7 +164,8 @@ def _quantise(model, reader, dst: Path, keep_float: list[str]) -> None:
                         calibrate_method=CalibrationMethod.MinMax,
                         # Only these: an input normalisation (Sub, Mul) in 8 bits gains nothing, and
                         # OpenCV cannot load its quantised constants.
-                        op_types_to_quantize=["Conv", "Relu", "MaxPool", "Flatten", "Gemm"], nodes_to_exclude=keep_float)
+                        op_types_to_quantize=["Conv", "Relu", "MaxPool", "Flatten", "Gemm"],
+                        nodes_to_exclude=keep_float)
         shutil.copyfile(packed, dst)
 
 
@@ -184,7 +185,11 @@ def quantise_classifiers(model_dir: Path, scenes: int = 100, seed: int = 1001,
     if meta.get("quantised"):
         raise QuantiseError(f"the model in {model_dir} is already quantised: its float classifiers are gone "
                             f"(train it again, or restore them, to quantise anew)")
-    files = meta["classifier"] if isinstance(meta["classifier"], list) else [meta["classifier"]]
+    files = meta.get("classifier") or []
+    files = files if isinstance(files, list) else [files]
+    missing = [name for name in files if not (model_dir / name).is_file()]
+    if not files or missing:
+        raise QuantiseError(f"the model in {model_dir} lacks its classifiers ({', '.join(missing) or 'none named'})")
     decks = [d for d in meta.get("trained_on", []) if d in available_decks()]
     if not decks:
         raise QuantiseError("none of the model's training designs is installed: run scripts/fetch-art.sh")
@@ -193,9 +198,13 @@ def quantise_classifiers(model_dir: Path, scenes: int = 100, seed: int = 1001,
     crops = calibration_crops(model_dir, scenes, seed, decks)
     if not len(crops):
         raise QuantiseError(f"{scenes} scenes showed no index: nothing to measure the ranges on")
-    for name in files:
-        quantise_network(model_dir / name, model_dir / name, crops)
-        log(f"{name}: {(model_dir / name).stat().st_size} bytes in 8 bits")
+    # All are written aside first: a failure half way leaves the model as it was.
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in files:
+            quantise_network(model_dir / name, Path(tmp) / name, crops)
+        for name in files:
+            shutil.copyfile(Path(tmp) / name, model_dir / name)
+            log(f"{name}: {(model_dir / name).stat().st_size} bytes in 8 bits")
     record = {
         "networks": "classifier",
         "weights": "int8, one scale per output channel",
