@@ -146,17 +146,17 @@ def test_a_missing_classifier_or_a_failure_half_way_leaves_the_model_as_it_was(t
     monkeypatch.setattr(Q, "available_decks", lambda: ["letele"])
     monkeypatch.setattr(Q, "build_face_cache", lambda log: None)
     monkeypatch.setattr(Q, "calibration_crops", lambda *a, **k: crops[:100])
-    done, real = [], Q.quantise_network
+    done, real = [], Q.quantise_graph
 
-    def second_fails(src, dst, x):
+    def second_fails(model, dst, x):
         if done:
             raise RuntimeError("disk full")
-        done.append(src)
-        real(src, dst, x)
-    monkeypatch.setattr(Q, "quantise_network", second_fails)
+        done.append(dst.name)
+        real(model, dst, x)
+    monkeypatch.setattr(Q, "quantise_graph", second_fails)
     with pytest.raises(RuntimeError, match="disk full"):
         Q.quantise_classifiers(tmp_path, scenes=1)
-    assert done == [tmp_path / path.name]   # the first was quantised ...
+    assert done == [path.name]   # the first was quantised ...
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == before   # ... aside
 
 
@@ -174,3 +174,20 @@ def test_the_committed_classifiers_are_8_bit_and_say_how_they_were_made():
         assert "QLinearConv" in ops and "Conv" not in ops, name
     ops = {n.op_type for n in onnx.load(str(rec.model_dir / rec.meta["detector"])).graph.node}
     assert "Conv" in ops and "QLinearConv" not in ops   # the detector stays in float
+
+
+def test_a_classifier_that_is_not_onnx_is_refused_before_any_work(tmp_path, monkeypatch, capsys):
+    from vision.training import quantise as Q
+
+    model = _model_dir(tmp_path)
+    (model / "cls.onnx").write_bytes(b"not a network at all")
+    before = {p.name: p.read_bytes() for p in model.iterdir()}
+
+    def no_work(*a, **k):
+        raise AssertionError("scenes were rendered for a model that cannot be quantised")
+    monkeypatch.setattr(Q, "calibration_crops", no_work)
+    with pytest.raises(Q.QuantiseError, match="cls.onnx is not an ONNX network"):
+        Q.quantise_classifiers(model, scenes=1)
+    assert Q.main(["--model", str(model), "--scenes", "1"]) == 2
+    assert "is not an ONNX network" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in model.iterdir()} == before

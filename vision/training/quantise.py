@@ -41,11 +41,10 @@ from typing import Callable
 
 import numpy as np
 
-from vision.recogniser import IndexReading, Recogniser
+from vision.recogniser import MODEL_DIR, IndexReading, Recogniser
 from vision.synth.decks import available_decks, build_face_cache
 from vision.synth.scene import random_scene_spec, render_scene
 
-MODEL_DIR = Path(__file__).resolve().parents[1] / "models"
 #: At most this many crops set the activations' ranges (a random draw of those recorded).
 MAX_CROPS = 2000
 #: The scenes the ranges are measured on: 1 to 8 cards, as the benchmark's.
@@ -94,11 +93,15 @@ def float_graph(path: Path):
     """The ONNX network at ``path`` with float32 weights and opset 13 (what the
     quantiser needs): weights stored as float16 (train.store_half_weights) are
     put back as float32, their casts dropped, and weights passed on by an
-    Identity given their own copy."""
+    Identity given their own copy.  Raises QuantiseError for a file that is not
+    such a network."""
     import onnx
     from onnx import TensorProto, numpy_helper, version_converter
 
-    model = onnx.load(str(path))
+    try:
+        model = onnx.load(str(path))
+    except Exception as e:   # (protobuf's decode errors have no common type worth naming)
+        raise QuantiseError(f"{path} is not an ONNX network: {e}") from None
     graph = model.graph
     weights = {w.name: w for w in graph.initializer}
     nodes = []
@@ -124,10 +127,18 @@ def float_graph(path: Path):
     return model
 
 
-def quantise_network(src: Path, dst: Path, crops: np.ndarray, batch: int = 100) -> None:
+def quantise_network(src: Path, dst: Path, crops: np.ndarray) -> None:
     """Write ``src`` (a float network) to ``dst`` in 8 bits, its activations'
     ranges measured on ``crops``.  ``dst`` may be ``src``."""
-    from onnxruntime.quantization import CalibrationDataReader
+    quantise_graph(float_graph(src), dst, crops)
+
+
+def quantise_graph(model, dst: Path, crops: np.ndarray, batch: int = 100) -> None:
+    """Write ``model`` (a :func:`float_graph`) to ``dst`` in 8 bits, its activations'
+    ranges measured on ``crops``."""
+    import onnx
+    from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType,
+                                          quantize_static)
 
     class Crops(CalibrationDataReader):
         def __init__(self, name: str):
@@ -136,8 +147,6 @@ def quantise_network(src: Path, dst: Path, crops: np.ndarray, batch: int = 100) 
         def get_next(self):
             return next(self.batches, None)
 
-    model = float_graph(src)
-    name = model.graph.input[0].name
     outputs = {o.name for o in model.graph.output}
     # The layer that writes the logits stays in float: in 8 bits its output would move in
     # steps of a 255th of the logits' range, coarse next to the accept threshold's margins.
@@ -147,26 +156,20 @@ def quantise_network(src: Path, dst: Path, crops: np.ndarray, batch: int = 100) 
     level = root.level
     root.setLevel(logging.ERROR)
     try:
-        _quantise(model, Crops(name), dst, keep_float=last)
+        with tempfile.TemporaryDirectory() as tmp:
+            plain, packed = Path(tmp) / "float.onnx", Path(tmp) / "int8.onnx"
+            onnx.save(model, str(plain))
+            quantize_static(str(plain), str(packed), Crops(model.graph.input[0].name),
+                            quant_format=QuantFormat.QOperator, per_channel=True,
+                            activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
+                            calibrate_method=CalibrationMethod.MinMax,
+                            # Only these: an input normalisation (Sub, Mul) in 8 bits gains nothing,
+                            # and OpenCV cannot load its quantised constants.
+                            op_types_to_quantize=["Conv", "Relu", "MaxPool", "Flatten", "Gemm"],
+                            nodes_to_exclude=last)
+            shutil.copyfile(packed, dst)
     finally:
         root.setLevel(level)
-
-
-def _quantise(model, reader, dst: Path, keep_float: list[str]) -> None:
-    import onnx
-    from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static
-
-    with tempfile.TemporaryDirectory() as tmp:
-        plain, packed = Path(tmp) / "float.onnx", Path(tmp) / "int8.onnx"
-        onnx.save(model, str(plain))
-        quantize_static(str(plain), str(packed), reader, quant_format=QuantFormat.QOperator,
-                        per_channel=True, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
-                        calibrate_method=CalibrationMethod.MinMax,
-                        # Only these: an input normalisation (Sub, Mul) in 8 bits gains nothing, and
-                        # OpenCV cannot load its quantised constants.
-                        op_types_to_quantize=["Conv", "Relu", "MaxPool", "Flatten", "Gemm"],
-                        nodes_to_exclude=keep_float)
-        shutil.copyfile(packed, dst)
 
 
 def quantise_classifiers(model_dir: Path, scenes: int = 100, seed: int = 1001,
@@ -190,6 +193,7 @@ def quantise_classifiers(model_dir: Path, scenes: int = 100, seed: int = 1001,
     missing = [name for name in files if not (model_dir / name).is_file()]
     if not files or missing:
         raise QuantiseError(f"the model in {model_dir} lacks its classifiers ({', '.join(missing) or 'none named'})")
+    graphs = {name: float_graph(model_dir / name) for name in files}   # (a bad file is refused before the work)
     decks = [d for d in meta.get("trained_on", []) if d in available_decks()]
     if not decks:
         raise QuantiseError("none of the model's training designs is installed: run scripts/fetch-art.sh")
@@ -201,7 +205,7 @@ def quantise_classifiers(model_dir: Path, scenes: int = 100, seed: int = 1001,
     # All are written aside first: a failure half way leaves the model as it was.
     with tempfile.TemporaryDirectory() as tmp:
         for name in files:
-            quantise_network(model_dir / name, Path(tmp) / name, crops)
+            quantise_graph(graphs[name], Path(tmp) / name, crops)
         for name in files:
             shutil.copyfile(Path(tmp) / name, model_dir / name)
             log(f"{name}: {(model_dir / name).stat().st_size} bytes in 8 bits")
