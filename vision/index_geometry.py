@@ -109,6 +109,25 @@ def crop_matrix(centre: tuple[float, float], angle_deg: float, index_h: float,
     return np.array([[sx * right[0], sy * down[0], ox], [sx * right[1], sy * down[1], oy]], np.float64)
 
 
+def _kernel_size(sigma: float) -> int:
+    """The Gaussian kernel's width for ``sigma``: round(6 sigma + 1), made odd (OpenCV's
+    choice for 8-bit images)."""
+    return int(round(6 * sigma + 1)) | 1
+
+
+def antialias(image: np.ndarray, sigma: float) -> np.ndarray:
+    """``image`` blurred by a Gaussian of ``sigma`` pixels (borders reflected), as
+    :func:`crop_index` blurs a large index before shrinking it.
+
+    The same kernel as ``cv2.GaussianBlur`` uses, applied by ``cv2.sepFilter2D``:
+    on 8-bit images about twice as fast (OpenCV's 8-bit GaussianBlur computes
+    in fixed point, bit-exact across platforms, and slowly), its pixels within
+    one grey level of GaussianBlur's.
+    """
+    kernel = cv2.getGaussianKernel(_kernel_size(sigma), sigma)
+    return cv2.sepFilter2D(image, -1, kernel, kernel, borderType=cv2.BORDER_REFLECT_101)
+
+
 def crop_index(image: np.ndarray, centre: tuple[float, float], angle_deg: float, index_h: float,
                window: tuple[float, float] = (WINDOW_W, WINDOW_H),
                patch: tuple[int, int] = (PATCH_W, PATCH_H)) -> np.ndarray:
@@ -117,7 +136,8 @@ def crop_index(image: np.ndarray, centre: tuple[float, float], angle_deg: float,
     patch=(REFINE_PATCH_W, REFINE_PATCH_H)``).
 
     When the window is much larger than the patch, the region is pre-blurred
-    so that the sampling does not alias (INTER_AREA does not apply to warps).
+    (:func:`antialias`) so that the sampling does not alias (INTER_AREA does
+    not apply to warps).
     """
     M = crop_matrix(centre, angle_deg, index_h, window, patch)
     shrink = window[1] * index_h / patch[1]
@@ -125,13 +145,12 @@ def crop_index(image: np.ndarray, centre: tuple[float, float], angle_deg: float,
     if shrink > 1.6:
         # Blur only the pixels the crop samples, not the whole image (the blur is
         # about a tenth of the recogniser's time): those in the turned window's
-        # bounding box, the blur kernel's reach beyond them (OpenCV sizes an
-        # 8-bit image's kernel to round(6 sigma + 1), made odd), and a pixel or
+        # bounding box, the blur kernel's reach beyond them, and a pixel or
         # two for the bilinear sampling and the whole-pixel corner.  For a
         # centre in the picture, the crop is then the same, bit for bit, as one
         # cut from the whole image blurred.
         sigma = 0.45 * shrink
-        reach = (int(round(6 * sigma + 1)) | 1) // 2
+        reach = _kernel_size(sigma) // 2
         wx, wy = abs(M[0, 0]) * patch[0], abs(M[1, 0]) * patch[0]   # the window's width along x and y
         hx, hy = abs(M[0, 1]) * patch[1], abs(M[1, 1]) * patch[1]   # its height along x and y
         rx = int(math.ceil(0.5 * (wx + hx))) + reach + 3
@@ -140,7 +159,7 @@ def crop_index(image: np.ndarray, centre: tuple[float, float], angle_deg: float,
         x1, y1 = min(image.shape[1], int(centre[0]) + rx), min(image.shape[0], int(centre[1]) + ry)
         if x1 <= x0 or y1 <= y0:
             return np.zeros((patch[1], patch[0], 3), np.uint8)
-        src = cv2.GaussianBlur(image[y0:y1, x0:x1], (0, 0), sigma)
+        src = antialias(image[y0:y1, x0:x1], sigma)
         M = M.copy()
         M[0, 2] -= x0
         M[1, 2] -= y0
