@@ -308,7 +308,13 @@ def test_standardised_crops_have_zero_mean_and_unit_contrast_but_blank_ones_stay
     inked = rng.uniform(0.2, 0.9, (1, 3, 48, 32)).astype(np.float32)
     dim = inked * 0.5 + 0.2                      # the same crop at half the contrast
     blank = np.full((1, 3, 48, 32), 0.8, np.float32) + rng.normal(0, 0.002, (1, 3, 48, 32)).astype(np.float32)
-    out = standardise_crops(np.concatenate([inked, dim, blank]))
+    crops = np.concatenate([inked, dim, blank])
+    out = standardise_crops(crops)
+    # The numbers of the plain formula, to the last bit (the function computes it in fewer passes).
+    axes = (1, 2, 3)
+    assert np.array_equal(out, (crops - crops.mean(axis=axes, keepdims=True))
+                          / (crops.std(axis=axes, keepdims=True) + CROP_STD_FLOOR))
+    assert out.dtype == np.float32
     assert np.abs(out.mean(axis=(1, 2, 3))).max() < 1e-4
     assert np.corrcoef(out[0].ravel(), out[1].ravel())[0, 1] > 0.999
     assert out[1].std() / out[0].std() > 0.8, "half the contrast in, nearly the same contrast out"

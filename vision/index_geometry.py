@@ -66,8 +66,8 @@ def standardise_crops(x: np.ndarray) -> np.ndarray:
 
     Ink and paper differ between designs, lights and cameras; a classifier
     that sees every index at the same contrast has less to learn and carries
-    what it learnt to unseen designs.  Training applies the same function
-    (to torch tensors, which support the same operations).
+    what it learnt to unseen designs.  Training applies its torch twin
+    (``vision.training.train._standardise``) to the same crops.
     """
     axes = (1, 2, 3)
     centred = x - x.mean(axis=axes, keepdims=True)
