@@ -224,11 +224,12 @@ def decode_indices(out: np.ndarray, scale: float, heat_threshold: float) -> list
     peaks = (heat >= heat_threshold) & (heat >= cv2.dilate(heat, np.ones((3, 3), np.uint8)))
     found: list[IndexReading] = []
     rows, cols = np.nonzero(peaks)
-    order = np.argsort(-heat[rows, cols], kind="stable")   # strongest first, ties as found
-    rows, cols = rows[order], cols[order]
+    strength = heat[rows, cols]
+    order = np.argsort(-strength, kind="stable")   # strongest first, ties as found
+    rows, cols, strength = rows[order], cols[order], strength[order]
     # Each peak's channels as Python floats, in one call rather than eight per peak.
     for i, j, p, (c, sn, log_h, u, v, log_card, ox, oy) in zip(
-            rows.tolist(), cols.tolist(), heat[rows, cols].tolist(), out[1:, rows, cols].T.tolist()):
+            rows.tolist(), cols.tolist(), strength.tolist(), out[1:, rows, cols].T.tolist()):
         angle = math.degrees(math.atan2(sn, c))
         h_det = H_REF * math.exp(min(4.0, max(-3.0, log_h)))
         cx = (j + 0.5 + ox) * DET_STRIDE / scale
