@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from vision.evaluation import Summary, score_image
-from vision.recogniser import MODEL_DIR, ModelError, Recogniser, detector_blob
+from vision.recogniser import DET_CENTRE, DET_GAIN, MODEL_DIR, ModelError, Recogniser, detector_blob
 from vision.synth.decks import available_decks
 from vision.synth.scene import CardPlacement, Lighting, SceneSpec, random_scene_spec, render_scene
 from vision.synth.textures import TABLE_KINDS
@@ -126,6 +126,54 @@ def test_the_detector_blob_is_what_opencv_would_make():
     assert ours.dtype == np.float32 and ours.shape == (1, 3, 64, 320)
     assert ours.flags["C_CONTIGUOUS"]   # so that the engines need not copy it
     assert np.array_equal(ours, cv2.dnn.blobFromImage(small, 1.0 / 255.0))
+    # Centred (a detector that leaves its normalisation to us): the training network's
+    # two float32 operations, in its order, so the network sees the same numbers.
+    centred = detector_blob(small, centred=True)
+    assert centred.flags["C_CONTIGUOUS"] and centred.dtype == np.float32
+    assert np.array_equal(centred, (ours - np.float32(DET_CENTRE)) * np.float32(DET_GAIN))
+    assert centred.min() == -DET_GAIN * DET_CENTRE and centred.max() == DET_GAIN * (1 - DET_CENTRE)
+
+
+def test_a_detector_with_its_normalisation_inside_is_given_unit_input(rec, held_out, tmp_path):
+    """Models before session 26 centre the detector's input in the network
+    (``det_input`` "unit", or no such key): the committed detector with that
+    normalisation put back in front finds the same indices, to the last bit."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    _model_copy(tmp_path)
+    meta = json.loads((tmp_path / "model.json").read_text())
+    del meta["det_input"]
+    (tmp_path / "model.json").write_text(json.dumps(meta))
+    model = onnx.load(str(tmp_path / meta["detector"]))
+    graph = model.graph
+    first = graph.input[0].name
+    for node in graph.node:   # the network now reads the normalisation's output
+        node.input[:] = ["centred" if name == first else name for name in node.input]
+    normalise = [helper.make_node("Constant", [], ["centre"], value=helper.make_tensor("c", TensorProto.FLOAT, [], [DET_CENTRE])),
+                 helper.make_node("Constant", [], ["gain"], value=helper.make_tensor("g", TensorProto.FLOAT, [], [DET_GAIN])),
+                 helper.make_node("Sub", [first, "centre"], ["shifted"]),
+                 helper.make_node("Mul", ["shifted", "gain"], ["centred"])]
+    nodes = normalise + list(graph.node)
+    del graph.node[:]
+    graph.node.extend(nodes)
+    onnx.save(model, str(tmp_path / meta["detector"]))
+    unit = Recogniser(tmp_path, threads=1)
+    assert unit.det_input == "unit" and rec.det_input == "centred"
+    rng = np.random.default_rng(26)
+    img, _ = render_scene(random_scene_spec(rng, held_out, 1280, 720, n_cards=5), rng)
+    ours, theirs = rec.detect_peaks(img), unit.detect_peaks(img)
+    assert len(ours) >= 5
+    assert [(p.centre, p.angle, p.height, p.heat) for p in ours] == [(p.centre, p.angle, p.height, p.heat) for p in theirs]
+    # Given the wrong input, the same network finds other peaks: the setting is what decides.
+    unit.det_input = "centred"
+    assert [p.centre for p in unit.detect_peaks(img)] != [p.centre for p in ours]
+
+
+def test_an_unknown_detector_input_in_model_json_is_a_clear_error(tmp_path):
+    _model_copy(tmp_path, det_input="grey")
+    with pytest.raises(ModelError, match="det_input in .* must be one of unit, centred, got 'grey'"):
+        Recogniser(tmp_path)
 
 
 def test_an_unknown_engine_or_a_bad_thread_count_is_a_clear_error():
@@ -951,3 +999,33 @@ def test_a_missing_member_of_the_ensemble_is_a_clear_error(tmp_path):
     _with_classifiers(tmp_path, None, "index_classifier_9.onnx")
     with pytest.raises(ModelError, match="index_classifier_9.onnx is missing"):
         Recogniser(tmp_path)
+
+
+def test_look_turned_refines_only_the_turns_one_view_does_not_refuse(rec, held_out):
+    """Of the three turns of a doubtful index, those that one view reads as surely
+    not an index as they are cut (under TURN_SCREEN) are not refined: most wrong
+    turns.  The right turn is, and the card is recovered as with every turn refined."""
+    from vision.recogniser import TURN_SCREEN
+
+    refine, refined = rec.refine, []
+    readings = recovered = 0
+    try:
+        rec.refine = lambda image, indices: refined.append(len(indices)) or refine(image, indices)
+        for deck in held_out:
+            spec = SceneSpec(900, 700, [CardPlacement("9S", (450, 350), -35, 260, deck)], table="cloth")
+            img, ann = render_scene(spec, np.random.default_rng(6))
+            ix = max(ann.cards[0].indices, key=lambda i: i.visible)
+            for turn in (90.0, 180.0, 270.0):
+                reading = _turned_reading(ix, (450.0, 350.0), 260.0, turn)
+                refine(img, [reading])
+                rec.classify(img, [reading])
+                if reading.p_index >= 0.5 and reading.best[1] >= rec.accept_threshold:
+                    continue   # (read as it is: not doubtful, no second look)
+                readings += 1
+                rec.look_turned(img, [reading])
+                recovered += reading.best[0] == "9S" and reading.best[1] >= rec.accept_threshold
+    finally:
+        rec.refine = refine
+    assert readings >= len(held_out) and TURN_SCREEN > 0
+    # Every recovered card had its right turn refined; far fewer than three turns each were.
+    assert recovered >= readings // 2 and recovered <= sum(refined) <= 1.5 * readings, (recovered, refined, readings)

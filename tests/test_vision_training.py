@@ -103,6 +103,9 @@ def test_tiny_training_run_exports_models_the_recogniser_loads(art, tmp_path, ca
         return {t.data_type for t in onnx.load(str(path)).graph.initializer}
     TP = onnx.TensorProto
     assert TP.FLOAT16 not in weight_types(out / meta["detector"])
+    # The detector leaves its input's centring to the recogniser (no elementwise pass over the image).
+    assert meta["det_input"] == "centred"
+    assert onnx.load(str(out / meta["detector"])).graph.node[0].op_type == "Conv"
     assert TP.FLOAT16 in weight_types(out / meta["refiner"])
     for name in meta["classifier"]:
         assert {TP.INT8, TP.UINT8} <= weight_types(out / name) and TP.FLOAT16 not in weight_types(out / name)
@@ -233,13 +236,14 @@ def test_training_decodes_detections_exactly_as_the_recogniser(art, tmp_path):
 
     from vision.recogniser import Recogniser
     from vision.training.models import IndexClassifier, IndexDetector
-    from vision.training.train import detect_scenes, export_onnx
+    from vision.training.train import detect_scenes, export_detector, export_onnx
 
     torch.manual_seed(0)
     det, cls = IndexDetector(0.5).eval(), IndexClassifier(0.5, standardised=True).eval()
-    export_onnx(det, torch.zeros(1, 3, 320, 320), tmp_path / "d.onnx", dynamic_hw=True)
+    export_detector(det, tmp_path / "d.onnx")
     export_onnx(cls, torch.zeros(1, 3, PATCH_H, PATCH_W), tmp_path / "c.onnx", dynamic_hw=False)
-    (tmp_path / "model.json").write_text(json.dumps({"detector": "d.onnx", "classifier": "c.onnx"}))
+    (tmp_path / "model.json").write_text(json.dumps({"detector": "d.onnx", "det_input": "centred",
+                                                     "classifier": "c.onnx"}))
     img, recs = _scene()
     img = np.ascontiguousarray(np.concatenate([img, img[::-1], img], axis=1))  # 960 wide: scaled to 640
     # An untrained detector is unsure everywhere: a low threshold gives many peaks to compare.
@@ -380,6 +384,39 @@ def test_exported_weights_load_back_into_the_network(tmp_path, network, shape, h
 
     with pytest.raises(ValueError, match="folded convolutions|in the file"):
         load_onnx_weights(make(1.0), path)    # another width: the file does not fit
+
+
+def test_the_exported_detector_takes_centred_input_and_loads_back(tmp_path):
+    """export_detector leaves the input's centring out of the file (the recogniser
+    does it); the network loaded back (``--detector-from``) centres 0..1 input
+    itself, and computes what the file computes on the centred image."""
+    import onnx
+    import torch
+
+    from vision.inference import OnnxNet
+    from vision.recogniser import detector_blob
+    from vision.training.models import IndexDetector
+    from vision.training.train import export_detector, load_onnx_weights
+
+    torch.manual_seed(0)
+    net = IndexDetector(0.5).eval()
+    with torch.no_grad():   # trained-looking normalisations (an untrained one's equal biases are shared)
+        for m in net.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.bias.uniform_(-0.3, 0.3), m.running_var.uniform_(0.5, 2.0)
+    path = tmp_path / "d.onnx"
+    export_detector(net, path)
+    ops = [n.op_type for n in onnx.load(str(path)).graph.node]
+    assert "Conv" in ops and not {"Sub", "Mul"} & set(ops)
+    assert isinstance(net.norm, type(IndexDetector(0.5).norm)), "the network keeps its normalisation"
+    small = np.random.default_rng(2).integers(0, 256, (96, 128, 3), dtype=np.uint8)
+    loaded = IndexDetector(0.5)
+    load_onnx_weights(loaded, path)
+    loaded.eval()
+    with torch.no_grad():
+        got = loaded(torch.from_numpy(detector_blob(small))).numpy()
+    expected = OnnxNet(path, "onnxruntime", threads=1)(detector_blob(small, centred=True))
+    assert np.abs(got - expected).max() < 1e-4 * max(1.0, np.abs(expected).max())
 
 
 def test_bfloat16_training_is_used_only_where_the_cpu_computes_it(monkeypatch):

@@ -63,6 +63,10 @@ SURE_P_INDEX = 0.995
 CLEAR_P_INDEX = 0.99
 #: ... or refuses it this surely (every view then refused it too on seed 99).
 CLEAR_REFUSAL = 0.05
+#: The second look turned (:meth:`Recogniser.look_turned`) refines only the turns that one
+#: view, cut as turned, calls an index at least this likely: 16% of the turns on seed 99,
+#: every one that replaced a reading among them; both validation seeds read the same.
+TURN_SCREEN = 0.1
 #: Pairing two indices into one card (:meth:`Recogniser._pair_distance`): the least
 #: turn between their glyphs, with and without a refiner, and the least distance
 #: between them in guessed card heights, for readings of different cards and of the same.
@@ -70,6 +74,13 @@ PAIR_MIN_TURN, PAIR_MIN_TURN_UNREFINED = 165.0, 140.0
 PAIR_APART, PAIR_APART_SAME = 0.6, 0.4
 #: An unknown box that overlaps a card read this much (intersection over union) is not reported.
 SAME_PLACE_IOU = 0.5
+#: The detector's input, centred (``det_input`` "centred" in model.json): each 0..1
+#: value ``x`` becomes ``(x - DET_CENTRE) * DET_GAIN``, what the training network's
+#: first layer does (``vision.training.models.Normalise``).
+DET_CENTRE, DET_GAIN = 0.5, 4.0
+#: What a detector may take (``det_input`` in model.json): 0..1 values, the
+#: normalisation inside its graph (models before session 26), or centred here.
+DET_INPUTS = ("unit", "centred")
 
 
 @dataclass(frozen=True)
@@ -200,15 +211,26 @@ def detector_input(image: np.ndarray, long_side: int) -> tuple[np.ndarray, float
     return small, s, (h // DET_STRIDE, w // DET_STRIDE)
 
 
-def detector_blob(small: np.ndarray) -> np.ndarray:
-    """``cv2.dnn.blobFromImage(small, 1 / 255)``, the detector's input (1 x 3 x h x w,
-    BGR, 0..1), in numpy: the same numbers, in less time.  Written in one pass
-    into a C-ordered array, which the engines take without a copy (0.7 ms for a
-    640x368 image, against 3.0 for a transposed product and its copy, measured
-    on session 24's machine; blobFromImage took 3.6 on session 23's)."""
+def detector_blob(small: np.ndarray, centred: bool = False) -> np.ndarray:
+    """The detector's input (1 x 3 x h x w, BGR): ``cv2.dnn.blobFromImage(small, 1 / 255)``
+    (0..1), made with numpy, the same numbers in less time; ``centred``, then
+    centred as the training network's first layer centres it (:data:`DET_CENTRE`,
+    :data:`DET_GAIN`).
+
+    Written in one pass into a C-ordered array, which the engines take without
+    a copy (0.7 ms for a 640x368 image, against 3.0 for a transposed product and
+    its copy, measured on session 24's machine; blobFromImage took 3.6 on
+    session 23's).  Centring is done here, not in the network, because
+    onnxruntime's two elementwise passes over the image took 1.2 ms where
+    numpy's take 0.3 (session 26); the two float32 operations are the graph's
+    own, in its order, so the network sees the same numbers bit for bit.
+    """
     h, w = small.shape[:2]
     blob = np.empty((1, 3, h, w), np.float32)
     np.multiply(small.transpose(2, 0, 1), np.float32(1.0 / 255.0), out=blob[0], dtype=np.float32)
+    if centred:
+        np.subtract(blob, np.float32(DET_CENTRE), out=blob)
+        np.multiply(blob, np.float32(DET_GAIN), out=blob)
     return blob
 
 
@@ -308,6 +330,11 @@ class Recogniser:
         #: The engine that runs the networks: "onnxruntime" or "opencv".
         self.engine = engine
         self.long_side = int(number("det_long_side", DET_LONG_SIDE))
+        #: What the detector takes: "unit" (0..1) or "centred" (:func:`detector_blob`).
+        self.det_input = self.meta.get("det_input", "unit")
+        if self.det_input not in DET_INPUTS:
+            raise ModelError(f"det_input in {meta_path} must be one of {', '.join(DET_INPUTS)}, "
+                             f"got {self.det_input!r}")
         self.accept_threshold = float(accept_threshold if accept_threshold is not None
                                       else number("accept_threshold", 0.85))
         self.heat_threshold = float(heat_threshold if heat_threshold is not None
@@ -386,7 +413,7 @@ class Recogniser:
         if min(H, W) < 16:
             return []
         small, s, (gh, gw) = detector_input(img, self.long_side)
-        out = self.detector(detector_blob(small))[0]
+        out = self.detector(detector_blob(small, self.det_input == "centred"))[0]
         floor = min(self.heat_threshold, self.weak_heat) if self.weak_heat > 0 else self.heat_threshold
         return decode_indices(out[:, :gh, :gw], s, floor)
 
@@ -518,9 +545,10 @@ class Recogniser:
         another card), more than the refiner can put right: the classifier
         then rightly says "not an upright index" and the card is lost.  Such
         a reading (the ``turned_max`` strongest per image) is cut again turned
-        by 90, 180 and 270 degrees, refined and read with one view; the
-        classifier was trained to refuse turned indices, so a wrong turn is
-        mostly refused too.  The best turn is read with every view and
+        by 90, 180 and 270 degrees and read with one view; the classifier was
+        trained to refuse turned indices, so a wrong turn is mostly refused
+        too.  The turns not refused outright (:data:`TURN_SCREEN`) are refined
+        and read again with one view.  The best turn is read with every view and
         replaces the reading only when it is surely an index
         (``SURE_P_INDEX``) read at ``turned_accept`` or more: picking the
         best of three turns would otherwise pick some confident mistakes.  A
@@ -533,21 +561,33 @@ class Recogniser:
         # The strongest few only: a pile shows a dozen doubtful spots, mostly
         # half-hidden indices and court art, and the time goes up with each.
         doubtful = sorted(doubtful, key=lambda ix: -ix.heat)[:self.turned_max]
-        trials = []
+        if not doubtful:
+            return
+        turned = []   # (a doubtful reading, its turns)
         for ix in doubtful:
+            turns = []
             for turn in (90.0, 180.0, 270.0):
                 t = copy.copy(ix)
                 _move(t, ix.centre, ix.angle + turn, ix.height)
-                trials.append(t)
-        if not trials:
-            return
-        self.refine(img, trials)
-        # Screen the turns with one view each; read the most promising turn of
-        # each index with every view before it may replace the reading.
-        self.first_look(img, trials)
+                turns.append(t)
+            turned.append((ix, turns))
+        # Most turns are wrong, and one view of the first classifier says so as
+        # they are cut: only the turns it does not refuse outright (TURN_SCREEN)
+        # are refined, the refiner costing two and a half classifier crops, and
+        # looked at again.
+        self.first_look(img, [t for _, turns in turned for t in turns])
+        turned = [(ix, [t for t in turns if t.p_index >= TURN_SCREEN]) for ix, turns in turned]
+        if self.refiner is not None:
+            kept = [t for _, turns in turned for t in turns]
+            self.refine(img, kept)
+            self.first_look(img, kept)
+        # Read the most promising turn of each index with every view before it
+        # may replace the reading.
         promising = []
-        for k, ix in enumerate(doubtful):
-            t = max(trials[3 * k:3 * k + 3], key=lambda t: t.p_index * t.best[1])
+        for ix, turns in turned:
+            if not turns:
+                continue
+            t = max(turns, key=lambda t: t.p_index * t.best[1])
             if _worth_all_views(t) and t.best[1] > _score(ix):
                 promising.append((ix, t))
         self.classify(img, [t for _, t in promising])

@@ -21,6 +21,7 @@ import torch
 from torch import nn
 
 from vision.index_geometry import DET_CHANNELS, NOT_INDEX, REFINE_PATCH_H, REFINE_PATCH_W
+from vision.recogniser import DET_CENTRE, DET_GAIN
 
 
 def _cbr(i: int, o: int, stride: int = 1, dilation: int = 1) -> nn.Sequential:
@@ -29,10 +30,13 @@ def _cbr(i: int, o: int, stride: int = 1, dilation: int = 1) -> nn.Sequential:
 
 
 class Normalise(nn.Module):
-    """Inputs arrive as BGR in [0, 1] (cv2.dnn.blobFromImage(img, 1/255)); centre them."""
+    """Inputs arrive as BGR in [0, 1] (cv2.dnn.blobFromImage(img, 1/255)); centre them.
+
+    The detector is exported without it (``train.export_detector``): the
+    recogniser centres its input the same way (``detector_blob(centred=True)``)."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return (x - 0.5) * 4.0
+        return (x - DET_CENTRE) * DET_GAIN
 
 
 class IndexDetector(nn.Module):

@@ -494,6 +494,18 @@ def export_onnx(net: torch.nn.Module, example: torch.Tensor, path: Path, dynamic
         store_half_weights(path)
 
 
+def export_detector(det: IndexDetector, path: Path) -> None:
+    """Write the detector to ``path`` as ONNX without its input normalisation,
+    which the recogniser does instead (``det_input`` "centred" in model.json,
+    ``vision.recogniser.detector_blob``): numpy centres the image in a quarter
+    of the time that the network's two elementwise passes take (session 26)."""
+    norm, det.norm = det.norm, torch.nn.Identity()
+    try:
+        export_onnx(det, torch.zeros(1, 3, 320, 320), path, dynamic_hw=True)
+    finally:
+        det.norm = norm
+
+
 def store_half_weights(path: Path) -> None:
     """Store the float32 weights of the ONNX network at ``path`` as float16, in place.
 
@@ -697,7 +709,7 @@ def main(argv: list[str] | None = None) -> int:
         del X, R, S
 
     args.out.mkdir(parents=True, exist_ok=True)
-    export_onnx(det, torch.zeros(1, 3, 320, 320), args.out / "index_detector.onnx", dynamic_hw=True)
+    export_detector(det, args.out / "index_detector.onnx")
     classifier_files = [f"index_classifier{'' if k == 0 else f'_{k + 1}'}.onnx" for k in range(len(members))]
     for cls, name in zip(members, classifier_files):
         export_onnx(cls, torch.zeros(1, 3, PATCH_H, PATCH_W), args.out / name, dynamic_hw=False,
@@ -714,6 +726,7 @@ def main(argv: list[str] | None = None) -> int:
         "detector": "index_detector.onnx",
         "classifier": classifier_files[0] if len(classifier_files) == 1 else classifier_files,
         "det_long_side": DET_LONG_SIDE,
+        "det_input": "centred",   # (export_detector)
         "heat_threshold": cfg.heat_threshold,
         "accept_threshold": cfg.accept_threshold,
         "config": args.config,
