@@ -117,7 +117,7 @@ def test_both_engines_read_the_same(rec, held_out):
 
 
 def test_the_detector_blob_is_what_opencv_would_make():
-    """The detector's input is made with numpy (faster) as cv2.dnn.blobFromImage makes it:
+    """The detector's input is made by table look-up (faster) as cv2.dnn.blobFromImage makes it:
     every 8-bit value in every channel gives the same float, in the same layout."""
     rng = np.random.default_rng(3)
     small = np.stack([rng.permutation(np.tile(np.arange(256, dtype=np.uint8), 80)).reshape(64, 320)
