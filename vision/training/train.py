@@ -497,8 +497,9 @@ def export_onnx(net: torch.nn.Module, example: torch.Tensor, path: Path, dynamic
 def export_detector(det: IndexDetector, path: Path) -> None:
     """Write the detector to ``path`` as ONNX without its input normalisation,
     which the recogniser does instead (``det_input`` "centred" in model.json,
-    ``vision.recogniser.detector_blob``): numpy centres the image in a quarter
-    of the time that the network's two elementwise passes take (session 26)."""
+    ``vision.recogniser.detector_blob``): it writes the centred values as it
+    makes the blob, by a table look-up, at no cost beyond the blob's own, where
+    the network's two elementwise passes over the image took 1.2 ms (session 26)."""
     norm, det.norm = det.norm, torch.nn.Identity()
     try:
         export_onnx(det, torch.zeros(1, 3, 320, 320), path, dynamic_hw=True)
