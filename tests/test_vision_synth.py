@@ -112,6 +112,28 @@ def test_a_crop_blurs_only_its_own_region_yet_matches_the_whole_image_blurred():
     assert blurred > 300
 
 
+def test_the_views_of_an_index_are_its_crops_cut_one_by_one():
+    """crop_views cuts an index's views of one size from one blurred region (the
+    union of theirs): the same crops, bit for bit, as crop_index cuts one by one,
+    at every size, up to the picture's edges and beyond."""
+    from vision.index_geometry import crop_views
+
+    rng = np.random.default_rng(8)
+    img = cv2.GaussianBlur((rng.random((360, 640, 3)) * 255).astype(np.uint8), (0, 0), 1.0)
+    img = np.clip(img.astype(np.int16) + rng.integers(-40, 40, img.shape), 0, 255).astype(np.uint8)
+    views = [(0.0, 1.0), (7.0, 1.0), (-7.0, 1.0), (0.0, 0.88), (0.0, 1.12)]
+    shared = 0
+    for _ in range(200):
+        centre = (rng.uniform(-20, 660), rng.uniform(-20, 380))
+        angle, h = rng.uniform(-180, 180), rng.uniform(10, 150)
+        got = crop_views(img, centre, angle, h, views)
+        assert len(got) == len(views)
+        for (da, ds), crop in zip(views, got):
+            assert np.array_equal(crop, crop_index(img, centre, angle + da, h * ds)), (centre, angle, h, da, ds)
+        shared += geometry.WINDOW_H * h / geometry.PATCH_H > 1.6
+    assert shared > 100   # (most of them blurred, three views from one region)
+
+
 def test_a_card_on_top_hides_the_index_below(decks):
     under = CardPlacement("2D", (150, 150), 0, 200, "letele")
     # The second card covers the top-left index of the first.

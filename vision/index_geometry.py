@@ -132,6 +132,42 @@ def antialias(image: np.ndarray, sigma: float) -> np.ndarray:
     return cv2.sepFilter2D(image, -1, kernel, kernel, borderType=cv2.BORDER_REFLECT_101)
 
 
+def _blur_sigma(index_h: float, window: tuple[float, float], patch: tuple[int, int]) -> float:
+    """How much :func:`crop_index` blurs before shrinking a window of this size, 0 for not at all."""
+    shrink = window[1] * index_h / patch[1]
+    return 0.45 * shrink if shrink > 1.6 else 0.0
+
+
+def _sampled_region(image: np.ndarray, centre: tuple[float, float], M: np.ndarray, patch: tuple[int, int],
+                    sigma: float) -> tuple[int, int, int, int]:
+    """The pixels a crop by ``M`` samples, and the blur's reach beyond them (x0, y0, x1, y1),
+    within the image; empty when the crop lies wholly outside it.
+
+    Those in the turned window's bounding box, the blur kernel's reach beyond
+    them, and a pixel or two for the bilinear sampling and the whole-pixel
+    corner: for a centre in the picture, a crop cut from this region blurred is
+    the same, bit for bit, as one cut from the whole image blurred."""
+    reach = _kernel_size(sigma) // 2
+    wx, wy = abs(M[0, 0]) * patch[0], abs(M[1, 0]) * patch[0]   # the window's width along x and y
+    hx, hy = abs(M[0, 1]) * patch[1], abs(M[1, 1]) * patch[1]   # its height along x and y
+    rx = int(math.ceil(0.5 * (wx + hx))) + reach + 3
+    ry = int(math.ceil(0.5 * (wy + hy))) + reach + 3
+    x0, y0 = max(0, int(centre[0]) - rx), max(0, int(centre[1]) - ry)
+    x1, y1 = min(image.shape[1], int(centre[0]) + rx), min(image.shape[0], int(centre[1]) + ry)
+    return x0, y0, x1, y1
+
+
+def _warp(src: np.ndarray, M: np.ndarray, x0: int, y0: int, patch: tuple[int, int]) -> np.ndarray:
+    """The crop by ``M`` (crop -> image pixels) out of ``src``, which starts at image pixel (x0, y0)."""
+    if x0 or y0:
+        M = M.copy()
+        M[0, 2] -= x0
+        M[1, 2] -= y0
+    # M maps crop -> image, which is what WARP_INVERSE_MAP expects.
+    return cv2.warpAffine(src, M, patch, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                          borderMode=cv2.BORDER_REPLICATE)
+
+
 def crop_index(image: np.ndarray, centre: tuple[float, float], angle_deg: float, index_h: float,
                window: tuple[float, float] = (WINDOW_W, WINDOW_H),
                patch: tuple[int, int] = (PATCH_W, PATCH_H)) -> np.ndarray:
@@ -144,32 +180,43 @@ def crop_index(image: np.ndarray, centre: tuple[float, float], angle_deg: float,
     not apply to warps).
     """
     M = crop_matrix(centre, angle_deg, index_h, window, patch)
-    shrink = window[1] * index_h / patch[1]
-    src = image
-    if shrink > 1.6:
-        # Blur only the pixels the crop samples, not the whole image (the blur is
-        # about a tenth of the recogniser's time): those in the turned window's
-        # bounding box, the blur kernel's reach beyond them, and a pixel or
-        # two for the bilinear sampling and the whole-pixel corner.  For a
-        # centre in the picture, the crop is then the same, bit for bit, as one
-        # cut from the whole image blurred.
-        sigma = 0.45 * shrink
-        reach = _kernel_size(sigma) // 2
-        wx, wy = abs(M[0, 0]) * patch[0], abs(M[1, 0]) * patch[0]   # the window's width along x and y
-        hx, hy = abs(M[0, 1]) * patch[1], abs(M[1, 1]) * patch[1]   # its height along x and y
-        rx = int(math.ceil(0.5 * (wx + hx))) + reach + 3
-        ry = int(math.ceil(0.5 * (wy + hy))) + reach + 3
-        x0, y0 = max(0, int(centre[0]) - rx), max(0, int(centre[1]) - ry)
-        x1, y1 = min(image.shape[1], int(centre[0]) + rx), min(image.shape[0], int(centre[1]) + ry)
-        if x1 <= x0 or y1 <= y0:
-            return np.zeros((patch[1], patch[0], 3), np.uint8)
-        src = antialias(image[y0:y1, x0:x1], sigma)
-        M = M.copy()
-        M[0, 2] -= x0
-        M[1, 2] -= y0
-    # M maps crop -> image, which is what WARP_INVERSE_MAP expects.
-    return cv2.warpAffine(src, M, patch, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                          borderMode=cv2.BORDER_REPLICATE)
+    sigma = _blur_sigma(index_h, window, patch)
+    if not sigma:
+        return _warp(image, M, 0, 0, patch)
+    # Blur only the pixels the crop samples, not the whole image (the blur is
+    # about a tenth of the recogniser's time).
+    x0, y0, x1, y1 = _sampled_region(image, centre, M, patch, sigma)
+    if x1 <= x0 or y1 <= y0:
+        return np.zeros((patch[1], patch[0], 3), np.uint8)
+    return _warp(antialias(image[y0:y1, x0:x1], sigma), M, x0, y0, patch)
+
+
+def crop_views(image: np.ndarray, centre: tuple[float, float], angle_deg: float, index_h: float,
+               views, window: tuple[float, float] = (WINDOW_W, WINDOW_H),
+               patch: tuple[int, int] = (PATCH_W, PATCH_H)) -> list[np.ndarray]:
+    """:func:`crop_index` of one index from each of ``views`` ((angle offset in
+    degrees, size factor) pairs), the same crops, in less time: the views of one
+    size (the same blur) are cut from one blurred region, the union of theirs,
+    instead of each blurring its own."""
+    crops: list[np.ndarray | None] = [None] * len(views)
+    sizes: dict[float, list[int]] = {}
+    for k, (_, size) in enumerate(views):
+        sizes.setdefault(size, []).append(k)
+    for size, ks in sizes.items():
+        h = index_h * size
+        sigma = _blur_sigma(h, window, patch)
+        cuts = [(k, crop_matrix(centre, angle_deg + views[k][0], h, window, patch)) for k in ks]
+        regions = [_sampled_region(image, centre, M, patch, sigma) for _, M in cuts] if sigma else []
+        if len(ks) == 1 or not sigma or any(x1 <= x0 or y1 <= y0 for x0, y0, x1, y1 in regions):
+            for k, _ in cuts:
+                crops[k] = crop_index(image, centre, angle_deg + views[k][0], h, window, patch)
+            continue
+        x0, y0 = min(r[0] for r in regions), min(r[1] for r in regions)
+        x1, y1 = max(r[2] for r in regions), max(r[3] for r in regions)
+        blurred = antialias(image[y0:y1, x0:x1], sigma)
+        for k, M in cuts:
+            crops[k] = _warp(blurred, M, x0, y0, patch)
+    return crops
 
 
 def refine_target(at: tuple[tuple[float, float], float, float], truth: tuple[tuple[float, float], float, float]

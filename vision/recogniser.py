@@ -44,7 +44,7 @@ from vision.inference import EngineError, OnnxNet, resolve_engine
 from vision.index_geometry import (CARD_ASPECT, DET_LONG_SIDE, DET_STRIDE, H_REF, MAX_INDEX_SHARE, NOT_INDEX,
                                    PATCH_H, PATCH_W, RANKS, REFINE_ANGLE_UNIT, REFINE_PATCH_H, REFINE_PATCH_W,
                                    REFINE_WINDOW_H, REFINE_WINDOW_W, SUITS, apply_refinement, card_box, crop_index,
-                                   glyph_axes, standardise_crops)
+                                   crop_views, glyph_axes, standardise_crops)
 
 MODEL_DIR = Path(__file__).resolve().parent / "models"
 CARD_NAMES = [r + s for r in RANKS for s in SUITS]  # rank-major, matches the outer product below
@@ -506,7 +506,7 @@ class Recogniser:
     def _view_crops(self, img: np.ndarray, indices: list[IndexReading], views) -> np.ndarray:
         """The classifiers' input: each index's crop from each view (index by index,
         its views together), as a blob (N x C x H x W, float32, normalised)."""
-        crops = [crop_index(img, ix.centre, ix.angle + da, ix.height * ds) for ix in indices for da, ds in views]
+        crops = [crop for ix in indices for crop in crop_views(img, ix.centre, ix.angle, ix.height, views)]
         if not crops:   # (no index, or no view: a model with one view reads no other)
             return np.zeros((0, 3, PATCH_H, PATCH_W), np.float32)
         blob = cv2.dnn.blobFromImages(crops, 1.0 / 255.0)
