@@ -177,18 +177,10 @@ def crop_index(image: np.ndarray, centre: tuple[float, float], angle_deg: float,
 
     When the window is much larger than the patch, the region is pre-blurred
     (:func:`antialias`) so that the sampling does not alias (INTER_AREA does
-    not apply to warps).
+    not apply to warps); only the pixels the crop samples are blurred, not the
+    whole image (the blur is about a tenth of the recogniser's time).
     """
-    M = crop_matrix(centre, angle_deg, index_h, window, patch)
-    sigma = _blur_sigma(index_h, window, patch)
-    if not sigma:
-        return _warp(image, M, 0, 0, patch)
-    # Blur only the pixels the crop samples, not the whole image (the blur is
-    # about a tenth of the recogniser's time).
-    x0, y0, x1, y1 = _sampled_region(image, centre, M, patch, sigma)
-    if x1 <= x0 or y1 <= y0:
-        return np.zeros((patch[1], patch[0], 3), np.uint8)
-    return _warp(antialias(image[y0:y1, x0:x1], sigma), M, x0, y0, patch)
+    return crop_views(image, centre, angle_deg, index_h, ((0.0, 1.0),), window, patch)[0]
 
 
 def crop_views(image: np.ndarray, centre: tuple[float, float], angle_deg: float, index_h: float,
@@ -205,17 +197,23 @@ def crop_views(image: np.ndarray, centre: tuple[float, float], angle_deg: float,
     for size, ks in sizes.items():
         h = index_h * size
         sigma = _blur_sigma(h, window, patch)
-        cuts = [(k, crop_matrix(centre, angle_deg + views[k][0], h, window, patch)) for k in ks]
-        regions = [_sampled_region(image, centre, M, patch, sigma) for _, M in cuts] if sigma else []
-        if len(ks) == 1 or not sigma or any(x1 <= x0 or y1 <= y0 for x0, y0, x1, y1 in regions):
-            for k, _ in cuts:
-                crops[k] = crop_index(image, centre, angle_deg + views[k][0], h, window, patch)
+        cuts = {k: crop_matrix(centre, angle_deg + views[k][0], h, window, patch) for k in ks}
+        if not sigma:
+            for k, M in cuts.items():
+                crops[k] = _warp(image, M, 0, 0, patch)
             continue
-        x0, y0 = min(r[0] for r in regions), min(r[1] for r in regions)
-        x1, y1 = max(r[2] for r in regions), max(r[3] for r in regions)
+        regions = {k: _sampled_region(image, centre, M, patch, sigma) for k, M in cuts.items()}
+        inside = [k for k, (x0, y0, x1, y1) in regions.items() if x1 > x0 and y1 > y0]
+        for k in ks:
+            if k not in inside:   # (wholly outside the picture)
+                crops[k] = np.zeros((patch[1], patch[0], 3), np.uint8)
+        if not inside:
+            continue
+        x0, y0 = min(regions[k][0] for k in inside), min(regions[k][1] for k in inside)
+        x1, y1 = max(regions[k][2] for k in inside), max(regions[k][3] for k in inside)
         blurred = antialias(image[y0:y1, x0:x1], sigma)
-        for k, M in cuts:
-            crops[k] = _warp(blurred, M, x0, y0, patch)
+        for k in inside:
+            crops[k] = _warp(blurred, cuts[k], x0, y0, patch)
     return crops
 
 
