@@ -111,6 +111,9 @@ def test_tiny_training_run_exports_models_the_recogniser_loads(art, tmp_path, ca
         assert {TP.INT8, TP.UINT8} <= weight_types(out / name) and TP.FLOAT16 not in weight_types(out / name)
         assert TP.FLOAT16 in weight_types(data / "float-classifiers" / name)
     assert meta["quantised"]["calibration"]["scenes"] == 2 and meta["quantised"]["calibration"]["seed"] == 1001
+    assert meta["quantised"]["padded_channels"] == 4
+    for name in meta["classifier"]:   # (quantise.pad_input_channels: the first convolution over 4 channels)
+        assert any(n.op_type == "Pad" for n in onnx.load(str(out / name)).graph.node), name
     member_scenes = json.loads((tmp_path / "data-member2" / "scenes.json").read_text())
     assert member_scenes["seed"] == 2 and member_scenes["n"] == 16
     assert classifier_seeds == [1, 2]
