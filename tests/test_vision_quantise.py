@@ -250,3 +250,9 @@ def test_a_classifier_that_is_not_onnx_is_refused_before_any_work(tmp_path, monk
     assert Q.main(["--model", str(model), "--scenes", "1"]) == 2
     assert "is not an ONNX network" in capsys.readouterr().err
     assert {p.name: p.read_bytes() for p in model.iterdir()} == before
+    # Padding a model recorded as quantised whose file is no network: refused as clearly.
+    (model / "model.json").write_text(json.dumps({"classifier": ["cls.onnx"], "quantised": {"networks": "classifier"}}))
+    before = {p.name: p.read_bytes() for p in model.iterdir()}
+    assert Q.main(["--model", str(model), "--pad"]) == 2
+    assert "cls.onnx is not an ONNX network" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in model.iterdir()} == before

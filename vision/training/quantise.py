@@ -228,6 +228,17 @@ def quantise_graph(model, dst: Path, crops: np.ndarray, batch: int = 100) -> Non
         root.setLevel(level)
 
 
+def _model_record(model_dir: Path) -> tuple[Path, dict, list[str]]:
+    """The model's model.json path, its record, and the classifiers' file names it lists."""
+    meta_path = model_dir / "model.json"
+    try:
+        meta = json.loads(meta_path.read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise QuantiseError(f"{meta_path}: cannot read the model's record ({e})") from None
+    files = meta.get("classifier") or []
+    return meta_path, meta, files if isinstance(files, list) else [files]
+
+
 def quantise_classifiers(model_dir: Path, scenes: int = 100, seed: int = 1001,
                          log: Callable[[str], None] = print) -> dict:
     """Rewrite the classifiers of the model in ``model_dir`` in 8 bits, in place,
@@ -236,16 +247,10 @@ def quantise_classifiers(model_dir: Path, scenes: int = 100, seed: int = 1001,
     import onnxruntime
 
     model_dir = Path(model_dir)
-    meta_path = model_dir / "model.json"
-    try:
-        meta = json.loads(meta_path.read_text())
-    except (OSError, json.JSONDecodeError) as e:
-        raise QuantiseError(f"{meta_path}: cannot read the model's record ({e})") from None
+    meta_path, meta, files = _model_record(model_dir)
     if meta.get("quantised"):
         raise QuantiseError(f"the model in {model_dir} is already quantised: its float classifiers are gone "
                             f"(train it again, or restore them, to quantise anew)")
-    files = meta.get("classifier") or []
-    files = files if isinstance(files, list) else [files]
     missing = [name for name in files if not (model_dir / name).is_file()]
     if not files or missing:
         raise QuantiseError(f"the model in {model_dir} lacks its classifiers ({', '.join(missing) or 'none named'})")
@@ -288,16 +293,10 @@ def pad_classifiers(model_dir: Path, log: Callable[[str], None] = print) -> int:
     import onnx
 
     model_dir = Path(model_dir)
-    meta_path = model_dir / "model.json"
-    try:
-        meta = json.loads(meta_path.read_text())
-    except (OSError, json.JSONDecodeError) as e:
-        raise QuantiseError(f"{meta_path}: cannot read the model's record ({e})") from None
+    meta_path, meta, files = _model_record(model_dir)
     if not meta.get("quantised"):
         raise QuantiseError(f"the model in {model_dir} is not quantised: its classifiers are padded as they are "
                             f"quantised (python -m vision.training.quantise --model {model_dir})")
-    files = meta.get("classifier") or []
-    files = files if isinstance(files, list) else [files]
     changed = 0
     with tempfile.TemporaryDirectory() as tmp:   # all aside first, as quantise_classifiers does
         for name in files:
