@@ -167,7 +167,7 @@ def pad_input_channels(model) -> bool:
     padded = np.zeros((w.shape[0], PADDED_CHANNELS) + w.shape[2:], w.dtype)
     padded[:, :3] = w
     weights[conv.input[3]].CopyFrom(numpy_helper.from_array(padded, conv.input[3]))
-    pads = f"{quantise.output[0]}_channel_pads"   # (N, C, H, W) before, then after: one channel after C
+    pads = f"{quantise.output[0]}_channel_pads"   # (N, C, H, W) at the start, then at the end: C's end
     graph.initializer.append(numpy_helper.from_array(
         np.array([0, 0, 0, 0, 0, PADDED_CHANNELS - 3, 0, 0], np.int64), pads))
     wider = f"{quantise.output[0]}_padded"
@@ -187,7 +187,7 @@ def quantise_network(src: Path, dst: Path, crops: np.ndarray) -> None:
 
 def quantise_graph(model, dst: Path, crops: np.ndarray, batch: int = 100) -> None:
     """Write ``model`` (a :func:`float_graph`) to ``dst`` in 8 bits, its activations'
-    ranges measured on ``crops``."""
+    ranges measured on ``crops``, its first convolution over 4 channels (:func:`pad_input_channels`)."""
     import onnx
     from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType,
                                           quantize_static)
