@@ -256,3 +256,9 @@ def test_a_classifier_that_is_not_onnx_is_refused_before_any_work(tmp_path, monk
     assert Q.main(["--model", str(model), "--pad"]) == 2
     assert "cls.onnx is not an ONNX network" in capsys.readouterr().err
     assert {p.name: p.read_bytes() for p in model.iterdir()} == before
+    # ... and one whose listed classifier is missing: named as missing, not as a bad network.
+    (model / "model.json").write_text(json.dumps({"classifier": ["gone.onnx"], "quantised": {"networks": "classifier"}}))
+    before = {p.name: p.read_bytes() for p in model.iterdir()}
+    assert Q.main(["--model", str(model), "--pad"]) == 2
+    assert "lacks its classifiers (gone.onnx)" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in model.iterdir()} == before

@@ -229,14 +229,19 @@ def quantise_graph(model, dst: Path, crops: np.ndarray, batch: int = 100) -> Non
 
 
 def _model_record(model_dir: Path) -> tuple[Path, dict, list[str]]:
-    """The model's model.json path, its record, and the classifiers' file names it lists."""
+    """The model's model.json path, its record, and the classifiers' file names it lists;
+    a QuantiseError when the record cannot be read or a classifier it lists is missing."""
     meta_path = model_dir / "model.json"
     try:
         meta = json.loads(meta_path.read_text())
     except (OSError, json.JSONDecodeError) as e:
         raise QuantiseError(f"{meta_path}: cannot read the model's record ({e})") from None
     files = meta.get("classifier") or []
-    return meta_path, meta, files if isinstance(files, list) else [files]
+    files = files if isinstance(files, list) else [files]
+    missing = [name for name in files if not (model_dir / name).is_file()]
+    if not files or missing:
+        raise QuantiseError(f"the model in {model_dir} lacks its classifiers ({', '.join(missing) or 'none named'})")
+    return meta_path, meta, files
 
 
 def quantise_classifiers(model_dir: Path, scenes: int = 100, seed: int = 1001,
@@ -251,9 +256,6 @@ def quantise_classifiers(model_dir: Path, scenes: int = 100, seed: int = 1001,
     if meta.get("quantised"):
         raise QuantiseError(f"the model in {model_dir} is already quantised: its float classifiers are gone "
                             f"(train it again, or restore them, to quantise anew)")
-    missing = [name for name in files if not (model_dir / name).is_file()]
-    if not files or missing:
-        raise QuantiseError(f"the model in {model_dir} lacks its classifiers ({', '.join(missing) or 'none named'})")
     graphs = {name: float_graph(model_dir / name) for name in files}   # (a bad file is refused before the work)
     decks = [d for d in meta.get("trained_on", []) if d in available_decks()]
     if not decks:
