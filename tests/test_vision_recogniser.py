@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from vision.evaluation import Summary, score_image
-from vision.recogniser import DET_CENTRE, DET_GAIN, MODEL_DIR, ModelError, Recogniser, detector_blob
+from vision.recogniser import (DET_CENTRE, DET_GAIN, MODEL_DIR, IndexReading, ModelError, Recogniser, decode_indices,
+                               detector_blob, detector_input)
 from vision.synth.decks import available_decks
 from vision.synth.scene import CardPlacement, Lighting, SceneSpec, random_scene_spec, render_scene
 from vision.synth.textures import TABLE_KINDS
@@ -132,6 +133,77 @@ def test_the_detector_blob_is_what_opencv_would_make():
     assert centred.flags["C_CONTIGUOUS"] and centred.dtype == np.float32
     assert np.array_equal(centred, (ours - np.float32(DET_CENTRE)) * np.float32(DET_GAIN))
     assert centred.min() == -DET_GAIN * DET_CENTRE and centred.max() == DET_GAIN * (1 - DET_CENTRE)
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1000, 700), (1999, 1333), (401, 611), (640, 368), (600, 333)])
+def test_the_detector_input_is_the_scaled_picture_with_its_border_repeated(size):
+    """Scaled straight into the padded picture: the same pixels as scaling, then
+    cv2.copyMakeBorder(BORDER_REPLICATE) to a multiple of 16, at every size."""
+    W, H = size
+    image = np.random.default_rng(W * H).integers(0, 256, (H, W, 3), dtype=np.uint8)
+    small, s, (gh, gw) = detector_input(image, 640)
+    assert s == 640 / max(W, H)
+    w, h = max(16, round(W * s)), max(16, round(H * s))
+    scaled = image if (w, h) == (W, H) else cv2.resize(image, (w, h), interpolation=cv2.INTER_AREA if s < 1
+                                                        else cv2.INTER_LINEAR)
+    expected = cv2.copyMakeBorder(scaled, 0, -h % 16, 0, -w % 16, cv2.BORDER_REPLICATE)
+    assert small.shape == expected.shape and small.shape[0] % 16 == 0 and small.shape[1] % 16 == 0
+    assert np.array_equal(small, expected)
+    assert (gh, gw) == (h // 4, w // 4)
+
+
+def _one_per_index_as_written(readings):
+    """The rule decode_indices keeps, one reading at a time (its first form)."""
+    found = []
+    for r in readings:
+        if not any((r.centre[0] - f.centre[0]) ** 2 + (r.centre[1] - f.centre[1]) ** 2
+                   < (0.35 * max(r.height, f.height)) ** 2 for f in found):
+            found.append(r)
+    return found
+
+
+def test_decoding_keeps_the_strongest_peak_on_each_index(monkeypatch):
+    """Of two peaks on one index (centres within 0.35 index heights) the stronger is kept,
+    and a peak that only a dropped peak lay on stays: in dense random outputs, the same
+    readings as checking each peak against those kept before it."""
+    import vision.recogniser as recogniser
+    rng = np.random.default_rng(5)
+    outputs = []
+    for _ in range(40):
+        out = rng.normal(0.0, 1.0, (9, 24, 40)).astype(np.float32)
+        out[0] = rng.normal(-1.0, 2.0, (24, 40))
+        out[3] = rng.normal(0.5, 0.6, (24, 40))    # large log index heights: peaks often overlap
+        outputs.append(out)
+    decoded = [decode_indices(out, 0.5, 0.05) for out in outputs]
+    monkeypatch.setattr(recogniser, "_one_per_index", lambda readings: readings)
+    dropped = chained = 0
+    for out, readings in zip(outputs, decoded):
+        every_peak = decode_indices(out, 0.5, 0.05)
+        assert [r.heat for r in every_peak] == sorted((r.heat for r in every_peak), reverse=True)
+        assert readings == _one_per_index_as_written(every_peak)
+        dropped += len(every_peak) - len(readings)
+        # A peak kept although a stronger (dropped) one lay on it:
+        chained += sum(any((r.centre[0] - d.centre[0]) ** 2 + (r.centre[1] - d.centre[1]) ** 2
+                           < (0.35 * max(r.height, d.height)) ** 2 and d.heat > r.heat
+                           for d in every_peak if d not in readings) for r in readings)
+    assert dropped > 100 and chained > 0
+
+
+def test_a_reading_finds_its_best_card_again_when_its_probabilities_change():
+    """``best`` is kept beside the probabilities it came from: new ones give a new answer,
+    and copies keep answering for their own."""
+    probs = np.zeros(52)
+    probs[0] = 0.9
+    r = IndexReading((0.0, 0.0), 0.0, 10.0, (0.0, 20.0), 40.0, 0.8, 1.0, probs)
+    first = r.best
+    other = copy.copy(r)
+    changed = np.zeros(52)
+    changed[51] = 0.7
+    r.probs = changed
+    assert r.best != first and r.best[1] == 0.7
+    assert other.best == first
+    other.__dict__.update(r.__dict__)   # (a second look taking over a reading: look_turned)
+    assert other.best == r.best
 
 
 def test_a_detector_with_its_normalisation_inside_is_given_unit_input(rec, held_out, tmp_path):

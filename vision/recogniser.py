@@ -125,8 +125,15 @@ class IndexReading:
 
     @property
     def best(self) -> tuple[str, float]:
-        k = int(np.argmax(self.probs))
-        return CARD_NAMES[k], float(self.probs[k])
+        """The most probable card and its probability, e.g. ``("10H", 0.98)``."""
+        # Asked for about a hundred times an image (screens, pairing, boxes): kept
+        # beside the probabilities it was found in, and found again when they change.
+        probs, best = self.__dict__.get("_best", (None, None))
+        if probs is not self.probs:
+            k = int(np.argmax(self.probs))
+            probs, best = self.probs, (CARD_NAMES[k], float(self.probs[k]))
+            self.__dict__["_best"] = (probs, best)
+        return best
 
 
 class ModelError(RuntimeError):
@@ -202,12 +209,24 @@ def detector_input(image: np.ndarray, long_side: int) -> tuple[np.ndarray, float
     H, W = image.shape[:2]
     s = long_side / max(H, W)
     w, h = max(16, int(round(W * s))), max(16, int(round(H * s)))
-    small = image if (w, h) == (W, H) else cv2.resize(
-        image, (w, h), interpolation=cv2.INTER_AREA if s < 1 else cv2.INTER_LINEAR)
     # The network halves the size four times; pad to a multiple of 16 so its skip additions line up.
     ph, pw = (-h) % 16, (-w) % 16
-    if ph or pw:
-        small = cv2.copyMakeBorder(small, 0, ph, 0, pw, cv2.BORDER_REPLICATE)
+    interpolation = cv2.INTER_AREA if s < 1 else cv2.INTER_LINEAR
+    if not (ph or pw):
+        return (image if (w, h) == (W, H) else cv2.resize(image, (w, h), interpolation=interpolation),
+                s, (h // DET_STRIDE, w // DET_STRIDE))
+    # Scaled straight into the padded picture, whose border then repeats the last row
+    # and column (cv2.BORDER_REPLICATE's pixels, without copying the picture again).
+    small = np.empty((h + ph, w + pw) + image.shape[2:], np.uint8)
+    inner = small[:h, :w]
+    if (w, h) == (W, H):
+        inner[...] = image
+    else:
+        scaled = cv2.resize(image, (w, h), dst=inner, interpolation=interpolation)
+        if not np.shares_memory(scaled, small):   # (OpenCV wrote elsewhere: take its result)
+            inner[...] = scaled
+    small[h:, :w] = small[h - 1:h, :w]
+    small[:, w:] = small[:, w - 1:w]
     return small, s, (h // DET_STRIDE, w // DET_STRIDE)
 
 
@@ -251,7 +270,7 @@ def decode_indices(out: np.ndarray, scale: float, heat_threshold: float) -> list
     """
     heat = 1.0 / (1.0 + np.exp(-out[0]))
     peaks = (heat >= heat_threshold) & (heat >= cv2.dilate(heat, np.ones((3, 3), np.uint8)))
-    found: list[IndexReading] = []
+    readings: list[IndexReading] = []
     rows, cols = np.nonzero(peaks)
     strength = heat[rows, cols]
     order = np.argsort(-strength, kind="stable")   # strongest first, ties as found
@@ -268,12 +287,25 @@ def decode_indices(out: np.ndarray, scale: float, heat_threshold: float) -> list
         ccx = cx + (u * right[0] + v * down[0]) * hi
         ccy = cy + (u * right[1] + v * down[1]) * hi
         card_h = hi * math.exp(min(3.0, max(0.0, log_card)))
-        # Two peaks on one index: keep the stronger (they are sorted by heat).
-        if any((cx - f.centre[0]) ** 2 + (cy - f.centre[1]) ** 2 < (0.35 * max(hi, f.height)) ** 2
-               for f in found):
-            continue
-        found.append(IndexReading((cx, cy), angle, hi, (ccx, ccy), card_h, p))
-    return found
+        readings.append(IndexReading((cx, cy), angle, hi, (ccx, ccy), card_h, p))
+    return _one_per_index(readings)
+
+
+def _one_per_index(readings: list[IndexReading]) -> list[IndexReading]:
+    """Two peaks on one index: keep the stronger.  The readings (strongest first)
+    without those whose centre lies within 0.35 index heights (the larger of the
+    two) of a stronger reading kept."""
+    if len(readings) < 2:
+        return readings
+    x, y, h = np.array([(r.centre[0], r.centre[1], r.height) for r in readings]).T
+    # near[k, m]: reading m, stronger than k, lies on k's index.  Most readings
+    # have no such neighbour and are kept without looking at which were kept.
+    near = (x[:, None] - x) ** 2 + (y[:, None] - y) ** 2 < (0.35 * np.maximum(h[:, None], h)) ** 2
+    near &= np.tri(len(readings), k=-1, dtype=bool)
+    kept = ~near.any(axis=1)
+    for k in np.flatnonzero(~kept).tolist():   # in order: the stronger ones are settled first
+        kept[k] = not (near[k] & kept).any()
+    return [r for r, keep in zip(readings, kept.tolist()) if keep]
 
 
 class Recogniser:
@@ -535,9 +567,13 @@ class Recogniser:
 
     def _settle(self, indices: list[IndexReading], p_rank: np.ndarray, p_suit: np.ndarray) -> None:
         """Combine each index's views (:meth:`_combine`) into its ``p_index`` and card ``probs``."""
-        for ix, pr, ps in zip(indices, self._combine(p_rank), self._combine(p_suit)):
-            ix.p_index = float(1.0 - pr[NOT_INDEX])
-            ix.probs = np.outer(pr[:NOT_INDEX], ps).reshape(-1)
+        pr, ps = self._combine(p_rank), self._combine(p_suit)
+        # Each index's card probabilities are its rank's times its suit's (np.outer's
+        # products), for all indices at once: one row each.
+        probs = (pr[:, :NOT_INDEX, None] * ps[:, None, :]).reshape(len(indices), -1)
+        for ix, p_not, row in zip(indices, (1.0 - pr[:, NOT_INDEX].astype(np.float64)).tolist(), probs):
+            ix.p_index = p_not
+            ix.probs = row
 
     def _read_clearly(self, ix: IndexReading) -> bool:
         """Whether a one-view reading needs no other view (:meth:`classify_screened`)."""
