@@ -192,6 +192,9 @@ def test_decoding_keeps_the_strongest_peak_on_each_index(monkeypatch):
 def test_a_reading_finds_its_best_card_again_when_its_probabilities_change():
     """``best`` is kept beside the probabilities it came from: new ones give a new answer,
     and copies keep answering for their own."""
+    unread = IndexReading((0.0, 0.0), 0.0, 10.0, (0.0, 20.0), 40.0, 0.8)
+    with pytest.raises(ValueError, match="not been read"):
+        unread.best
     probs = np.zeros(52)
     probs[0] = 0.9
     r = IndexReading((0.0, 0.0), 0.0, 10.0, (0.0, 20.0), 40.0, 0.8, 1.0, probs)

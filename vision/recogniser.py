@@ -128,6 +128,8 @@ class IndexReading:
         """The most probable card and its probability, e.g. ``("10H", 0.98)``."""
         # Asked for about a hundred times an image (screens, pairing, boxes): kept
         # beside the probabilities it was found in, and found again when they change.
+        if self.probs is None:
+            raise ValueError("this index has not been read yet: it has no card probabilities")
         probs, best = self.__dict__.get("_best", (None, None))
         if probs is not self.probs:
             k = int(np.argmax(self.probs))
