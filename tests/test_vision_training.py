@@ -422,6 +422,31 @@ def test_the_exported_detector_takes_centred_input_and_loads_back(tmp_path):
     assert np.abs(got - expected).max() < 1e-4 * max(1.0, np.abs(expected).max())
 
 
+def test_detector_channels_come_from_the_config_and_fit_the_committed_detector():
+    """IndexDetector takes its four stages' channels (scaled by width); the committed detector is
+    the ``full`` recipe's shape, so ``--detector-from vision/models/index_detector.onnx`` loads it,
+    and a detector of other channels is refused with the layer that does not fit."""
+    import torch
+
+    from vision.recogniser import MODEL_DIR
+    from vision.training.models import IndexDetector
+    from vision.training.train import CONFIGS, load_onnx_weights
+
+    def widths(net):
+        return [m.out_channels for m in net.modules() if isinstance(m, torch.nn.Conv2d)]
+
+    assert widths(IndexDetector(channels=(16, 32, 48, 64)))[:6] == [16, 32, 32, 48, 48, 64]
+    assert widths(IndexDetector(0.5, (16, 32, 48, 64)))[:6] == [8, 16, 16, 24, 24, 32]
+    assert widths(IndexDetector())[:6] == [16, 24, 24, 40, 40, 64]   # the first detector's, by default
+    with pytest.raises(ValueError, match="4 stages of channels, not 3"):
+        IndexDetector(channels=(16, 32, 48))
+    full = CONFIGS["full"]
+    net = IndexDetector(full.det_width, full.det_channels)
+    load_onnx_weights(net, MODEL_DIR / "index_detector.onnx")
+    with pytest.raises(ValueError, match=r"s2\.0\.0\.weight is \(32, 16, 3, 3\) in the file"):
+        load_onnx_weights(IndexDetector(), MODEL_DIR / "index_detector.onnx")
+
+
 def test_bfloat16_training_is_used_only_where_the_cpu_computes_it(monkeypatch):
     """fast_math: asked for by the config, and only where oneDNN says the CPU
     computes bfloat16 natively; a CPU that does not trains in float32."""
