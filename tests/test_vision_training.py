@@ -164,6 +164,16 @@ def test_tiny_training_run_exports_models_the_recogniser_loads(art, tmp_path, ca
     x = np.random.default_rng(0).random((1, 3, 96, 128), dtype=np.float32)
     before, after = (OnnxNet(d / "index_detector.onnx", "onnxruntime", threads=1)(x) for d in (out, out2))
     assert np.abs(after - before).max() < 1e-4 * max(1.0, np.abs(before).max())
+    # A cached detector of other channels (an earlier recipe's) is refused by name, not half-loaded.
+    import torch
+
+    from vision.training.models import IndexDetector
+    torch.save(IndexDetector(0.5, (16, 24, 40, 64)).state_dict(), data / "detector.pt")
+    assert train_main(["--config", "tiny", "--out", str(tmp_path / "model4"), "--data", str(data),
+                       "--workers", "1", "--reuse-detector"]) == 2
+    err = capsys.readouterr().err
+    assert "--reuse-detector:" in err and "does not fit this config's detector" in err and "size mismatch" in err
+    assert not (tmp_path / "model4").exists()
 
 
 def test_scene_cache_is_redone_when_the_request_changes(art, tmp_path):

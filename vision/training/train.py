@@ -673,7 +673,13 @@ def main(argv: list[str] | None = None) -> int:
         _log(f"using the detector of {args.detector_from}")
     elif args.reuse_detector and det_ckpt.exists():
         det = IndexDetector(cfg.det_width, cfg.det_channels)
-        det.load_state_dict(torch.load(det_ckpt))
+        try:
+            det.load_state_dict(torch.load(det_ckpt))
+        except RuntimeError as e:   # torch's "size mismatch for ...": cached by a config of other channels
+            print(f"--reuse-detector: {det_ckpt} does not fit this config's detector (det_width "
+                  f"{cfg.det_width}, det_channels {cfg.det_channels}): {str(e).splitlines()[-1].strip()}; "
+                  "train it anew without --reuse-detector", file=sys.stderr)
+            return 2
         det.eval()
         reused = True
         _log(f"reusing the detector trained earlier on these scenes ({det_ckpt})")
