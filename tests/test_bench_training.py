@@ -27,6 +27,14 @@ def test_training_benchmark_times_each_network_in_each_precision(capsys):
         else:
             assert b16 == ""
     assert ("does not compute bfloat16 natively" in out) == (not native)
+    # The total counts every classifier the recipe trains (3 in `full`), each as long as the first.
+    minutes = [re.findall(r"([\d.]+) min", line) for line in out.splitlines() if line.startswith(("detector",
+                                                                                                   "refiner",
+                                                                                                   "classifier"))]
+    total = re.search(r"^in all +\(the classifier 3 times\) +: +([\d.]+) min", out, re.M)
+    assert CONFIGS["full"].cls_members == 3 and total
+    expected = float(minutes[0][0]) + float(minutes[1][0]) + 3 * float(minutes[2][0])
+    assert abs(float(total.group(1)) - expected) <= 0.25
 
 
 def test_full_config_step_counts():
