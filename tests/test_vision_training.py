@@ -215,6 +215,29 @@ def test_glyph_reshaping_keeps_the_crop_and_its_centre_but_changes_the_glyph():
     assert torch.all((z.mean(dim=1) < 0.5) == (x.mean(dim=1) < 0.5))
 
 
+@pytest.mark.parametrize("shape", [(1, 1, 1, 1), (1, 1, 1, 5), (2, 3, 2, 2), (3, 3, 7, 1), (64, 3, PATCH_H, PATCH_W)])
+def test_the_fast_3x3_maximum_is_max_pooling_bit_for_bit(shape):
+    """The glyph reshaping's stroke-weight step uses _max3x3 for speed; the
+    training data must stay what max_pool2d made it, edges and ties included."""
+    import doctest
+
+    import torch
+    import torch.nn.functional as F
+
+    from vision.training import train
+    from vision.training.train import _max3x3
+
+    g = torch.Generator().manual_seed(sum(shape))
+    for x in (torch.randn(shape, generator=g), torch.randint(0, 3, shape, generator=g).float()):  # ties too
+        assert torch.equal(_max3x3(x), F.max_pool2d(x, 3, 1, 1))
+        assert torch.equal(-_max3x3(-x), -F.max_pool2d(-x, 3, 1, 1))
+    finder = doctest.DocTestFinder()
+    runner = doctest.DocTestRunner()
+    for test in finder.find(train._max3x3, "_max3x3", globs={"torch": torch, "_max3x3": _max3x3}):
+        runner.run(test)
+    assert runner.failures == 0 and runner.tries >= 1
+
+
 class _Det:
     """A detection as vision.recogniser.decode_indices gives it (geometry only)."""
 
