@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import sys
 import tempfile
 import time
@@ -31,6 +32,8 @@ import cv2
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# The side-by-side workers are spawned processes that import this module by its name.
+sys.path.insert(1, str(Path(__file__).resolve().parent))
 
 from vision.synth.decks import HELD_OUT, available_decks  # noqa: E402
 
@@ -83,14 +86,71 @@ def step_seconds(steps: int, bf16: bool, scenes, Xr, Yr, Xc, Rc, Sc) -> dict[str
     return timed
 
 
+_START = None
+
+
+def _set_start(barrier) -> None:
+    global _START
+    _START = barrier
+
+
+def _side_by_side_step(job) -> float:
+    """Worker: seconds per step of ``train_classifier`` with ``threads`` threads, timed
+    after a warm-up and once every worker is ready (the workers run at the same time)."""
+    import torch
+
+    from vision.training import train as T
+
+    crops, bf16, steps, threads = job
+    torch.set_num_threads(threads)
+    cv2.setNumThreads(1)
+    T._log = lambda msg: None
+    cfg = dataclasses.replace(T.CONFIGS["full"], bf16=bf16, cls_epochs=1)
+    with np.load(crops) as z:
+        X, R, S = z["X"], z["R"], z["S"]
+    T.train_classifier(*_repeat_to(3 * cfg.cls_batch, X, R, S), cfg, 1)
+    _START.wait()
+    t = time.perf_counter()
+    T.train_classifier(X, R, S, cfg, 1)
+    return (time.perf_counter() - t) / steps
+
+
+def side_by_side_seconds(jobs: int, threads: int, steps: int, bf16: bool, Xc, Rc, Sc) -> list[float]:
+    """Seconds per step of each of ``jobs`` classifiers trained at once, ``threads // jobs``
+    torch threads each, as ``train.train_classifiers`` trains the ``full`` config's."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    from vision.training import train as T
+
+    n = steps * T.CONFIGS["full"].cls_batch
+    while T.epoch_steps(n, T.CONFIGS["full"].cls_batch) < steps:
+        n += T.CONFIGS["full"].cls_batch
+    # The workers' functions as the spawned processes will find them: this module
+    # imported by its name (run as a script, or loaded from its path, it is another object).
+    import bench_training as here
+
+    ctx = get_context("spawn")
+    with tempfile.TemporaryDirectory() as tmp:
+        crops = Path(tmp) / "crops.npz"
+        X, R, S = _repeat_to(n, Xc, Rc, Sc)
+        np.savez(crops, X=X, R=R, S=S)
+        with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=here._set_start,
+                                 initargs=(ctx.Barrier(jobs),)) as pool:
+            return list(pool.map(here._side_by_side_step, [(str(crops), bf16, steps, max(1, threads // jobs))] * jobs))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--steps", type=int, default=100, help="training steps timed per network and precision")
     ap.add_argument("--threads", type=int, default=2, help="torch threads (the training command's default)")
     ap.add_argument("--scenes", type=int, default=24, help="training scenes rendered for the crops")
+    ap.add_argument("--jobs", type=int, default=0,
+                    help="classifiers timed side by side, as the training command trains them "
+                         "(default 0: as many as `full` has; 1: not timed)")
     args = ap.parse_args(argv)
-    if args.steps < 1 or args.scenes < 1:
-        ap.error("--steps and --scenes must be at least 1")
+    if args.steps < 1 or args.scenes < 1 or args.threads < 1 or args.jobs < 0:
+        ap.error("--steps, --scenes and --threads must be at least 1, --jobs at least 0")
 
     import torch
 
@@ -134,6 +194,21 @@ def main(argv: list[str] | None = None) -> int:
               + (f"{b16 * steps[name] / 60:7.1f} min" if b16 else ""))
     print(f"{'in all':12}{f'(the classifier {cfg.cls_members} times)':>34}   {'':>10}{'':>6}:  {total[False]:6.1f} min"
           + (f"{total[True]:7.1f} min" if True in total else ""))
+    jobs = min(args.jobs or cfg.cls_members, cfg.cls_members)
+    if jobs > 1:
+        # What the command does by default (train.train_classifiers): all classifiers at once.
+        bf16 = precisions[-1]
+        each = side_by_side_seconds(jobs, args.threads, args.steps, bf16, Xc, Rc, Sc)
+        per = max(1, args.threads // jobs)
+        rounds = math.ceil(cfg.cls_members / jobs)   # classifiers trained in turns of ``jobs``
+        alone = timed[bf16]["classifier"]
+        together = timed[bf16]["detector"] * steps["detector"] + timed[bf16]["refiner"] * steps["refiner"] \
+            + rounds * max(each) * steps["classifier"]
+        print(f"\n{jobs} classifiers side by side, {per} thread{'s' * (per > 1)} each "
+              f"({'bfloat16' if bf16 else 'float32'}): a step of each took "
+              f"{', '.join(f'{1000 * e:.1f}' for e in each)} ms, {1000 * max(each) / jobs:.1f} ms a step in all "
+              f"against {1000 * alone:.1f} one at a time ({alone * jobs / max(each):.2f} times as many steps)")
+        print(f"{'in all':12}{'(classifiers side by side, as the command trains them)':>56}:  {together / 60:6.1f} min")
     print("(the rest of the command, rendering designs and scenes and cutting crops, is not timed here)")
     return 0
 

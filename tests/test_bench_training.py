@@ -35,6 +35,22 @@ def test_training_benchmark_times_each_network_in_each_precision(capsys):
     assert CONFIGS["full"].cls_members == 3 and total
     expected = float(minutes[0][0]) + float(minutes[1][0]) + 3 * float(minutes[2][0])
     assert abs(float(total.group(1)) - expected) <= 0.25
+    # The three classifiers timed side by side, as the command trains them (one thread each here):
+    # the total takes the detector and refiner from the table, in the precision the command uses,
+    # and the slowest of the three for every classifier step.
+    side = re.search(r"^3 classifiers side by side, 1 thread each \((bfloat16|float32)\): a step of each took "
+                     r"([\d.]+), ([\d.]+), ([\d.]+) ms, ([\d.]+) ms a step in all against ([\d.]+) one at a time "
+                     r"\(([\d.]+) times as many steps\)$", out, re.M)
+    assert side and side.group(1) == ("bfloat16" if native else "float32")
+    each = [float(side.group(k)) for k in (2, 3, 4)]
+    assert min(each) > 0 and abs(float(side.group(5)) - max(each) / 3) <= 0.06
+    column = 1 if native else 0
+    assert float(side.group(6)) == float(rows[2][2 if native else 1])
+    assert abs(float(side.group(7)) - 3 * float(side.group(6)) / max(each)) <= 0.01
+    together = re.search(r"^in all +\(classifiers side by side, as the command trains them\): +([\d.]+) min", out, re.M)
+    expected = (float(minutes[0][column]) + float(minutes[1][column])
+                + max(each) / 1000 * steps["classifier"] / 60)
+    assert together and abs(float(together.group(1)) - expected) <= 0.25
 
 
 def test_full_config_step_counts():
@@ -49,4 +65,4 @@ def test_bad_arguments_are_refused(capsys):
     with pytest.raises(SystemExit) as exit_:
         bench.main(["--steps", "0"])
     assert exit_.value.code == 2
-    assert "--steps and --scenes must be at least 1" in capsys.readouterr().err
+    assert "--steps, --scenes and --threads must be at least 1, --jobs at least 0" in capsys.readouterr().err

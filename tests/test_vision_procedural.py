@@ -110,3 +110,24 @@ def test_every_typeface_in_the_list_is_installed():
         families.update(f.strip() for f in line.split(","))
     missing = sorted({font for font, _ in RANK_FONTS} - families)
     assert not missing, f"typefaces not installed (add their Debian package to scripts/apt-packages.txt): {missing}"
+
+
+def test_designs_rendered_by_several_workers_are_the_same_files(tmp_path):
+    # The training command renders its 128 designs with --workers processes; each
+    # design is a pure function of its number, so the face cache must not depend on it.
+    one, two = tmp_path / "one", tmp_path / "two"
+    logged = []
+    assert build_generated_decks(3, face_dir=one, log=lambda m: None) == ["gen-000", "gen-001", "gen-002"]
+    assert build_generated_decks(3, face_dir=two, log=logged.append, workers=2) == ["gen-000", "gen-001", "gen-002"]
+    assert logged == ["procedural decks ready: 3 (3 rendered now)"]
+    files = sorted(p.relative_to(one) for p in one.rglob("*") if p.is_file())
+    assert len(files) == 3 * 53 and files == sorted(p.relative_to(two) for p in two.rglob("*") if p.is_file())
+    for f in files:
+        assert (one / f).read_bytes() == (two / f).read_bytes(), f
+    # Half rendered (gen-001 lost its record, as when a run is stopped mid-design): only it is redone.
+    (two / "gen-001" / "deck.json").unlink()
+    stamp = (two / "gen-000" / "deck.json").stat().st_mtime_ns
+    assert build_generated_decks(3, face_dir=two, log=logged.append, workers=2) == ["gen-000", "gen-001", "gen-002"]
+    assert logged[-1] == "procedural decks ready: 3 (1 rendered now)"
+    assert (two / "gen-001" / "deck.json").read_bytes() == (one / "gen-001" / "deck.json").read_bytes()
+    assert (two / "gen-000" / "deck.json").stat().st_mtime_ns == stamp

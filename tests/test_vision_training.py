@@ -80,12 +80,15 @@ def test_tiny_training_run_exports_models_the_recogniser_loads(art, tmp_path, ca
     from vision.training.train import CONFIGS, fast_math
     from vision.training.train import main as train_main
 
-    # Which seed each classifier is trained with: member k as a run of seed + k - 1 would.
-    classifier_seeds, train_classifier = [], T.train_classifier
-    monkeypatch.setattr(T, "train_classifier",
-                        lambda X, R, S, cfg, seed: classifier_seeds.append(seed) or train_classifier(X, R, S, cfg, seed))
+    # How the classifiers are trained: both at once (the default), each in its own process.
+    trained_together = []
+    train_classifiers = T.train_classifiers
+    monkeypatch.setattr(T, "train_classifiers", lambda files, cfg, seeds, jobs, threads: trained_together.append(
+        (len(files), jobs, threads)) or train_classifiers(files, cfg, seeds, jobs, threads))
     out, data = tmp_path / "model", tmp_path / "data"
     assert train_main(["--config", "tiny", "--out", str(out), "--data", str(data), "--workers", "1"]) == 0
+    assert trained_together == [(2, 2, 2)]
+    assert "training 2 classifiers, 2 at a time with 1 thread each" in capsys.readouterr().out
     meta = json.loads((out / "model.json").read_text())
     assert meta["config"] == "tiny"
     assert meta["train_precision"] == ("bfloat16" if fast_math(CONFIGS["tiny"]) else "float32")
@@ -116,7 +119,8 @@ def test_tiny_training_run_exports_models_the_recogniser_loads(art, tmp_path, ca
         assert any(n.op_type == "Pad" for n in onnx.load(str(out / name)).graph.node), name
     member_scenes = json.loads((tmp_path / "data-member2" / "scenes.json").read_text())
     assert member_scenes["seed"] == 2 and member_scenes["n"] == 16
-    assert classifier_seeds == [1, 2]
+    # Member k is trained as a run of seed + k - 1 would train it.
+    assert meta["classifier_seeds"] == [1, 2] and meta["classifier_jobs"] == 2
     assert meta["refine_steps"] == 1
     assert meta["look_turned"] is True and meta["turned_accept"] == 0.95 and meta["turned_max"] == 4
     assert meta["weak_heat"] == 0.15 and meta["weak_accept"] == 0.95 and meta["weak_max"] == 4
@@ -132,16 +136,17 @@ def test_tiny_training_run_exports_models_the_recogniser_loads(art, tmp_path, ca
     assert meta["crop_norm"] == "standardise" and meta["generated_designs"] == 2
     stamp = (data / "shard0000.npz").stat().st_mtime_ns
     assert train_main(["--config", "tiny", "--out", str(out), "--data", str(data), "--workers", "1",
-                       "--reuse-detector"]) == 0
+                       "--reuse-detector", "--jobs", "1"]) == 0
     assert (data / "shard0000.npz").stat().st_mtime_ns == stamp, "the cached scenes were rendered again"
     meta = json.loads((out / "model.json").read_text())
     assert meta["detector_reused"] is True and meta["detector_seconds"] >= 0
+    assert meta["classifier_jobs"] == 1 and trained_together[-1] == (2, 1, 2)   # one after another, here
     Recogniser(out).recognise(img)
     # --detector-from starts from a written model's detector instead: the new
     # model's detector computes what that one does.
     out2 = tmp_path / "model2"
     assert train_main(["--config", "tiny", "--out", str(out2), "--data", str(data), "--workers", "1",
-                       "--detector-from", str(out / "index_detector.onnx")]) == 0
+                       "--detector-from", str(out / "index_detector.onnx"), "--jobs", "1"]) == 0
     meta2 = json.loads((out2 / "model.json").read_text())
     assert meta2["detector_reused"] is True and meta2["detector_from"] == str(out / "index_detector.onnx")
     assert meta2["detector_seconds"] == meta["detector_seconds"]   # the source's record of its detector
@@ -174,6 +179,38 @@ def test_tiny_training_run_exports_models_the_recogniser_loads(art, tmp_path, ca
     err = capsys.readouterr().err
     assert "--reuse-detector:" in err and "does not fit this config's detector" in err and "size mismatch" in err
     assert not (tmp_path / "model4").exists()
+
+
+def test_classifiers_trained_side_by_side_are_those_trained_one_after_another(art, tmp_path):
+    """train_classifiers with jobs: the same training in other processes, so with
+    as many threads each the same weights, bit for bit, in the order of the files."""
+    import torch
+
+    from vision.training.data import generate_scenes, load_scenes
+    from vision.training.train import CONFIGS, scene_crops, train_classifiers
+
+    cfg = CONFIGS["tiny"]
+    generate_scenes(tmp_path / "scenes", 8, seed=5, decks=["letele", "svgcards-bellot"], workers=1,
+                    log=lambda m: None)
+    scenes = load_scenes(tmp_path / "scenes")
+    files = []
+    for k, seed in enumerate((5, 6)):
+        X, R, S = scene_crops(scenes, cfg, seed)
+        files.append(tmp_path / f"crops{k}.npz")
+        np.savez(files[-1], X=X[k::2], R=R[k::2], S=S[k::2])   # two different sets
+    together = train_classifiers(files, cfg, [5, 6], jobs=2, threads=2)   # 1 thread each
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        apart = train_classifiers(files, cfg, [5, 6], jobs=1, threads=1)
+    finally:
+        torch.set_num_threads(threads)
+    for a, b in zip(together, apart):
+        assert not a.training and not b.training
+        sa, sb = a.state_dict(), b.state_dict()
+        assert sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
+    first, second = (n.state_dict()["fc.4.weight"] for n in together)
+    assert not torch.equal(first, second)   # each its own crops and seed
 
 
 def test_scene_cache_is_redone_when_the_request_changes(art, tmp_path):

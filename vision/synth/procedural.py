@@ -331,33 +331,54 @@ def render_design(number: int, tmp: Path) -> tuple[dict[str, np.ndarray], tuple[
     return faces, (max(0.0, x0 - m * 0.7), max(0.0, y0 - m), min(1.0, x1 + m * 0.7), min(1.0, y1 + m))
 
 
-def build_generated_decks(n: int, face_dir: Path = FACE_DIR, log=print) -> list[str]:
-    """Render designs ``gen-000`` .. into the face cache (idempotent); return their names."""
+def _design_digest(number: int) -> str:
+    """A design's parameters in 16 hex digits: rendered anew when they change (a new typeface list, say)."""
+    return hashlib.sha256(json.dumps(design_params(number), sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _build_design(job: tuple[int, str, str]) -> str:
+    """Render design ``number`` into ``face_dir/name`` (a worker of :func:`build_generated_decks`)."""
+    number, name, face_dir = job
+    p, out = design_params(number), Path(face_dir) / name
+    with tempfile.TemporaryDirectory() as tmp:
+        faces, box = render_design(number, Path(tmp))
+    out.mkdir(parents=True, exist_ok=True)
+    for card, img in faces.items():
+        cv2.imwrite(str(out / f"{card}.png"), img)
+    meta = {"name": name, "index_box": box, "licence": "generated (fonts: their Debian packages' licences)",
+            "package": "vision.synth.procedural", "note": f"{p['font']} {p['weight']}, pips: {p['pip_source']}",
+            "face_height": FACE_HEIGHT, "params": _design_digest(number)}
+    (out / "deck.json").write_text(json.dumps(meta, indent=1))   # last: a design without it is unfinished
+    return name
+
+
+def build_generated_decks(n: int, face_dir: Path = FACE_DIR, log=print, workers: int = 1) -> list[str]:
+    """Render designs ``gen-000`` .. into the face cache (idempotent); return their names.
+
+    ``workers`` processes render them at once: a design takes about 5 s, most of it
+    in ``rsvg-convert``, so the 128 of ``full`` take about 10 minutes one at a time.
+    Each design is a pure function of its number, so the files are the same either way.
+    """
     if not rsvg_available():
         log("procedural decks: rsvg-convert missing (Debian librsvg2-bin)")
         return []
-    ready = []
-    for number, name in enumerate(generated_deck_names(n)):
-        out = face_dir / name
-        p = design_params(number)
-        # A design is rendered anew when its parameters changed (a new typeface list, say).
-        digest = hashlib.sha256(json.dumps(p, sort_keys=True).encode()).hexdigest()[:16]
-        if (out / "deck.json").exists() and json.loads((out / "deck.json").read_text()).get("params") == digest:
-            ready.append(name)
-            continue
-        with tempfile.TemporaryDirectory() as tmp:
-            faces, box = render_design(number, Path(tmp))
-        out.mkdir(parents=True, exist_ok=True)
-        for card, img in faces.items():
-            cv2.imwrite(str(out / f"{card}.png"), img)
-        meta = {"name": name, "index_box": box, "licence": "generated (fonts: their Debian packages' licences)",
-                "package": "vision.synth.procedural", "note": f"{p['font']} {p['weight']}, pips: {p['pip_source']}",
-                "face_height": FACE_HEIGHT, "params": digest}
-        (out / "deck.json").write_text(json.dumps(meta, indent=1))
-        ready.append(name)
-    if ready:
-        log(f"procedural decks ready: {len(ready)}")
-    return ready
+    names = generated_deck_names(n)
+    todo = []
+    for number, name in enumerate(names):
+        meta = face_dir / name / "deck.json"
+        if not (meta.exists() and json.loads(meta.read_text()).get("params") == _design_digest(number)):
+            todo.append((number, name, str(face_dir)))
+    if workers > 1 and len(todo) > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(min(workers, len(todo))) as pool:
+            list(pool.map(_build_design, todo))
+    else:
+        for job in todo:
+            _build_design(job)
+    if names:
+        log(f"procedural decks ready: {len(names)}" + (f" ({len(todo)} rendered now)" if todo else ""))
+    return names
 
 
 if __name__ == "__main__":
