@@ -213,6 +213,17 @@ def test_classifiers_trained_side_by_side_are_those_trained_one_after_another(ar
     assert not torch.equal(first, second)   # each its own crops and seed
 
 
+@pytest.mark.parametrize("args", [["--jobs", "-1"], ["--threads", "0"], ["--workers", "0"]])
+def test_training_refuses_counts_below_one_before_any_work(args, tmp_path, capsys):
+    from vision.training.train import main as train_main
+
+    with pytest.raises(SystemExit) as exit_:
+        train_main(["--config", "tiny", "--out", str(tmp_path / "model"), "--data", str(tmp_path / "data"), *args])
+    assert exit_.value.code == 2
+    assert "--threads and --workers must be at least 1, --jobs at least 0" in capsys.readouterr().err
+    assert not (tmp_path / "data").exists() and not (tmp_path / "model").exists()
+
+
 def test_scene_cache_is_redone_when_the_request_changes(art, tmp_path):
     from vision.training.data import generate_scenes, load_scenes
 

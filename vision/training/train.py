@@ -482,7 +482,7 @@ def train_classifiers(crops: list[Path], cfg: Config, seeds: list[int], jobs: in
 
     Why at once: on 2 cores, two torch threads train one classifier only about 1.4
     times as fast as one thread does, while two or three classifiers trained side by
-    side, one thread each, get through about 1.25 times as many steps in the same time
+    side, one thread each, get through about 1.2 times as many steps in the same time
     as one after another with two threads (``bench/bench_training.py --jobs``).  Each
     classifier is trained exactly as :func:`train_classifier` trains it in this
     process; only the number of threads adding up its sums differs.  ``jobs`` 1 (or one
