@@ -58,6 +58,17 @@ def _repeat_to(n: int, *arrays: np.ndarray) -> list[np.ndarray]:
     return [a[take] for a in arrays]
 
 
+def crops_for_steps(steps: int, batch: int) -> int:
+    """Crops that make one epoch of ``steps`` batches (``train.epoch_steps``: the crops
+    held for validation are read once at its end, not trained on)."""
+    from vision.training.train import epoch_steps
+
+    n = steps * batch
+    while epoch_steps(n, batch) < steps:
+        n += batch
+    return n
+
+
 def step_seconds(steps: int, bf16: bool, scenes, Xr, Yr, Xc, Rc, Sc) -> dict[str, float]:
     """Seconds per training step of each network, run by the training code itself."""
     from vision.training import train as T
@@ -69,10 +80,7 @@ def step_seconds(steps: int, bf16: bool, scenes, Xr, Yr, Xc, Rc, Sc) -> dict[str
     T.train_refiner(*_repeat_to(3 * cfg.cls_batch, Xr, Yr), warm, 1)
     T.train_classifier(*_repeat_to(3 * cfg.cls_batch, Xc, Rc, Sc), warm, 1)
     cfg = dataclasses.replace(cfg, det_steps=steps)
-    # One epoch of ``steps`` batches; the crops held for validation are read once at its end.
-    n = steps * cfg.cls_batch
-    while T.epoch_steps(n, cfg.cls_batch) < steps:
-        n += cfg.cls_batch
+    n = crops_for_steps(steps, cfg.cls_batch)
     timed = {}
     t = time.perf_counter()
     T.train_detector(scenes, cfg, 1)
@@ -123,9 +131,7 @@ def side_by_side_seconds(jobs: int, threads: int, steps: int, bf16: bool, Xc, Rc
 
     from vision.training import train as T
 
-    n = steps * T.CONFIGS["full"].cls_batch
-    while T.epoch_steps(n, T.CONFIGS["full"].cls_batch) < steps:
-        n += T.CONFIGS["full"].cls_batch
+    n = crops_for_steps(steps, T.CONFIGS["full"].cls_batch)
     # The workers' functions as the spawned processes will find them: this module
     # imported by its name (run as a script, or loaded from its path, it is another object).
     import bench_training as here
