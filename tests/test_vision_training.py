@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -88,10 +89,14 @@ def test_tiny_training_run_exports_models_the_recogniser_loads(art, tmp_path, ca
     out, data = tmp_path / "model", tmp_path / "data"
     assert train_main(["--config", "tiny", "--out", str(out), "--data", str(data), "--workers", "1"]) == 0
     assert trained_together == [(2, 2, 2)]
-    assert "training 2 classifiers, 2 at a time with 1 thread each" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "training 2 classifiers, 2 at a time with 1 thread each" in printed
     meta = json.loads((out / "model.json").read_text())
     assert meta["config"] == "tiny"
     assert meta["train_precision"] == ("bfloat16" if fast_math(CONFIGS["tiny"]) else "float32")
+    # tiny asks for bfloat16: where the CPU cannot give it, the command says so at the start.
+    said_float32 = "does not compute bfloat16 natively" in printed
+    assert said_float32 == (meta["train_precision"] == "float32")
     assert not set(meta["trained_on"]) & set(HELD_OUT), "held-out designs must never be trained on"
     # tiny trains two classifiers, the second on its own draw of scenes: an ensemble.
     assert meta["classifier"] == ["index_classifier.onnx", "index_classifier_2.onnx"]
@@ -211,6 +216,53 @@ def test_classifiers_trained_side_by_side_are_those_trained_one_after_another(ar
         assert sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
     first, second = (n.state_dict()["fc.4.weight"] for n in together)
     assert not torch.equal(first, second)   # each its own crops and seed
+
+
+WORKER_OF_A_KILLED_COMMAND = """
+import os, sys, time
+from vision.training.train import _worker_pool
+pool = _worker_pool(1)
+print(pool.submit(os.getpid).result(), flush=True)
+pool.submit(time.sleep, 300)      # a long task, as a classifier's training is
+time.sleep(300)
+"""
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie waiting to be reaped is not), from Linux's /proc."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_classifier_workers_end_when_the_command_is_killed():
+    """A training command killed outright must not leave its classifier workers
+    training on, holding the cores, for the rest of their task (_exit_with_parent)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    parent = subprocess.Popen([sys.executable, "-c", WORKER_OF_A_KILLED_COMMAND], stdout=subprocess.PIPE,
+                              text=True, cwd=Path(__file__).resolve().parents[1])
+    worker = None
+    try:
+        worker = int(parent.stdout.readline())
+        time.sleep(1.5)
+        assert _running(worker), "the worker should be busy with its task"
+        parent.send_signal(signal.SIGKILL)   # no clean-up in the command: as `kill -9`
+        parent.wait(timeout=10)
+        deadline = time.monotonic() + 15
+        while _running(worker) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not _running(worker), "the worker kept running after its command was killed"
+    finally:
+        parent.kill()
+        if worker is not None and _running(worker):
+            os.kill(worker, signal.SIGKILL)
 
 
 @pytest.mark.parametrize("args", [["--jobs", "-1"], ["--threads", "0"], ["--workers", "0"]])

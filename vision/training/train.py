@@ -24,8 +24,10 @@ import argparse
 import copy
 import json
 import math
+import os
 import shutil
 import sys
+import threading
 import time
 import warnings
 from dataclasses import asdict, dataclass, replace
@@ -165,8 +167,8 @@ CONFIGS = {
                    partly_covered_copies=3, more_covered_copies=1, quantise_scenes=2),
     # A first usable model in about half an hour on 2 idle cores.
     "quick": Config(scenes=3000, det_steps=1500, det_batch=12, det_crop=288, cls_epochs=4, generated=24),
-    # The committed model: about 110 minutes on 2 cores with native bfloat16 (see docs/vision.md
-    # for the measured times).  Its views, view_mean and accept_threshold were chosen on held-out
+    # The committed model: about 95 to 140 minutes on 2 cores with native bfloat16 (AMX), by the
+    # host's hour; about 3.8 hours in float32 on a CPU without it (docs/vision.md, Training).  Its views, view_mean and accept_threshold were chosen on held-out
     # scenes of seeds 99 and 123 (bench/bench_recognition.py --seed 99 --n 960 --sweep), never the
     # benchmark's seed 7.
     "full": Config(scenes=8000, det_steps=6000, det_batch=12, det_crop=288, cls_epochs=14, jitter_copies=3,
@@ -465,6 +467,34 @@ def train_classifier(X: np.ndarray, R: np.ndarray, S: np.ndarray, cfg: Config, s
     return _trained(net)
 
 
+def _exit_with_parent(parent: int) -> None:
+    """Worker initialiser: end this worker as soon as the process that started it is gone.
+
+    Why: a worker busy with a classifier notices nothing until its task ends, so a
+    training command killed outright (``kill``, a session or a service stopping) would
+    leave its classifiers training on for an hour or more, holding both cores.  A
+    daemon thread looks once a second whether this process has been handed to
+    another parent, which happens only when the one that started it has died.
+    """
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
+def _worker_pool(workers: int):
+    """The process pool the classifiers train in: spawned, not forked (a forked child of
+    a process that has run torch's thread pool can hang), and each worker ends with
+    this process (:func:`_exit_with_parent`)."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    return ProcessPoolExecutor(workers, mp_context=get_context("spawn"),
+                               initializer=_exit_with_parent, initargs=(os.getpid(),))
+
+
 def _train_member(job: tuple) -> dict:
     """Worker process of :func:`train_classifiers`: one classifier from its saved crops."""
     crops, cfg, seed, threads, name = job
@@ -495,13 +525,9 @@ def train_classifiers(crops: list[Path], cfg: Config, seeds: list[int], jobs: in
             with np.load(path) as z:
                 nets.append(train_classifier(z["X"], z["R"], z["S"], cfg, seed, name))
         return nets
-    from concurrent.futures import ProcessPoolExecutor
-    from multiprocessing import get_context
-
     each = max(1, threads // jobs)
     _log(f"training {len(crops)} classifiers, {min(jobs, len(crops))} at a time with {each} thread{'s' * (each > 1)} each")
-    # spawn, not fork: a forked child of a process that has run torch's thread pool can hang.
-    with ProcessPoolExecutor(min(jobs, len(crops)), mp_context=get_context("spawn")) as pool:
+    with _worker_pool(min(jobs, len(crops))) as pool:
         states = list(pool.map(_train_member, [(str(p), cfg, seed, each, name)
                                                for p, seed, name in zip(crops, seeds, names)]))
     nets = []
@@ -700,6 +726,11 @@ def main(argv: list[str] | None = None) -> int:
         cfg = replace(cfg, bf16=True)
     torch.set_num_threads(args.threads)
     cv2.setNumThreads(1)
+    if cfg.bf16 and not fast_math(cfg):
+        # Said at the start: the config's times assume bfloat16, and float32 on such a
+        # CPU can take about twice as long (docs/vision.md, Training).
+        _log("this CPU does not compute bfloat16 natively (no AVX512-BF16 or AMX): "
+             "training in float32, slower than the times given for this config")
     t_start = time.time()
     det_from, det_from_seconds = None, None
     if args.detector_from:   # read it first: a wrong file should not wait for the scenes
