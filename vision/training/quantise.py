@@ -6,7 +6,7 @@
 
 The classifiers are most of the recogniser's time (they read every index
 from several views, three of them for the doubtful ones).  In 8 bits
-(int8 weights, one scale per output channel; uint8 activations) onnxruntime
+(8-bit weights, one scale per output channel; uint8 activations) onnxruntime
 runs one in less than half the time on an x86 core with 8-bit dot products
 (bench/bench_engines.py), and the committed model reads the validation
 scenes at its accept threshold as in float (docs/vision-experiments.md,
@@ -54,6 +54,8 @@ MAX_CROPS = 2000
 #: 8-bit dot products take their input 4 bytes at a time), to the same numbers
 #: (:func:`pad_input_channels`; session 27 in docs/vision-experiments.md).
 PADDED_CHANNELS = 4
+#: How the 8-bit weights are stored (model.json's "quantised"; :func:`unsigned_weights`).
+WEIGHTS = "uint8 with zero point 128 (int8 + 128), one scale per output channel"
 #: The scenes the ranges are measured on: 1 to 8 cards, as the benchmark's.
 SCENE_W, SCENE_H = 1280, 720
 
@@ -179,6 +181,39 @@ def pad_input_channels(model) -> bool:
     return True
 
 
+def unsigned_weights(model) -> bool:
+    """Store the 8-bit weights of ``model`` (an ONNX ModelProto) as uint8 with zero point
+    128 instead of int8 with zero point 0, in place; returns whether anything changed.
+
+    Each weight's integer becomes w + 128 and its zero point 128, so every product in
+    the integer sums, (w + 128 - 128) x input, is what it was: the same network to the
+    last bit where both are computed exactly.  Why: onnxruntime computes int8 weights
+    against uint8 inputs on x86 CPUs without 8-bit dot products (AVX2 only: many
+    laptops and AMD servers) with an instruction whose 16-bit pair sums saturate
+    (VPMADDUBSW), so its outputs were wrong there (measured in session 31: off by 3.6
+    on logits spread over 10.6, and a model that read almost no card right); uint8
+    weights take its exact path, on every CPU, and OpenCV reads them alike.
+    """
+    from onnx import numpy_helper
+
+    inits = {w.name: w for w in model.graph.initializer}
+    changed = False
+    for node in model.graph.node:
+        if node.op_type not in ("QLinearConv", "QGemm"):
+            continue
+        # QLinearConv: x, x_scale, x_zp, w, w_scale, w_zp, ...; QGemm: A, a_scale, a_zp, B, b_scale, b_zp, ...
+        w_name, zp_name = node.input[3], node.input[5]
+        if w_name not in inits or zp_name not in inits:
+            continue
+        w, zp = numpy_helper.to_array(inits[w_name]), numpy_helper.to_array(inits[zp_name])
+        if w.dtype != np.int8:
+            continue
+        inits[w_name].CopyFrom(numpy_helper.from_array((w.astype(np.int16) + 128).astype(np.uint8), w_name))
+        inits[zp_name].CopyFrom(numpy_helper.from_array((zp.astype(np.int16) + 128).astype(np.uint8), zp_name))
+        changed = True
+    return changed
+
+
 def quantise_network(src: Path, dst: Path, crops: np.ndarray) -> None:
     """Write ``src`` (a float network) to ``dst`` in 8 bits, its activations'
     ranges measured on ``crops``.  ``dst`` may be ``src``."""
@@ -220,9 +255,10 @@ def quantise_graph(model, dst: Path, crops: np.ndarray, batch: int = 100) -> Non
                             op_types_to_quantize=["Conv", "Relu", "MaxPool", "Flatten", "Gemm"],
                             nodes_to_exclude=last)
             packed_model = onnx.load(str(packed))
-            if pad_input_channels(packed_model):
-                onnx.checker.check_model(packed_model)
-                onnx.save(packed_model, str(packed))
+            pad_input_channels(packed_model)     # padded with int8 zeros, which become 128 below
+            unsigned_weights(packed_model)
+            onnx.checker.check_model(packed_model)
+            onnx.save(packed_model, str(packed))
             shutil.copyfile(packed, dst)
     finally:
         root.setLevel(level)
@@ -274,7 +310,7 @@ def quantise_classifiers(model_dir: Path, scenes: int = 100, seed: int = 1001,
             log(f"{name}: {(model_dir / name).stat().st_size} bytes in 8 bits")
     record = {
         "networks": "classifier",
-        "weights": "int8, one scale per output channel",
+        "weights": WEIGHTS,
         "activations": "uint8",
         "format": "onnxruntime QOperator (QLinearConv, QGemm)",
         "padded_channels": PADDED_CHANNELS,
@@ -288,10 +324,12 @@ def quantise_classifiers(model_dir: Path, scenes: int = 100, seed: int = 1001,
 
 
 def pad_classifiers(model_dir: Path, log: Callable[[str], None] = print) -> int:
-    """Pad the first convolution of a quantised model's classifiers (:func:`pad_input_channels`),
-    in place, for a model quantised before quantising did it (session 27); record it in
-    its model.json.  Returns how many files changed (0 when all were padded already).
-    Raises QuantiseError when the model is not quantised."""
+    """Bring the classifiers of a model quantised by an earlier version up to date, in
+    place: the first convolution padded (:func:`pad_input_channels`, since session 27) and
+    the weights unsigned (:func:`unsigned_weights`, since session 31); record it in its
+    model.json.  Neither changes a number the network computes exactly.  Returns how many
+    files changed (0 when all were up to date).  Raises QuantiseError when the model is
+    not quantised."""
     import onnx
 
     model_dir = Path(model_dir)
@@ -306,16 +344,21 @@ def pad_classifiers(model_dir: Path, log: Callable[[str], None] = print) -> int:
                 model = onnx.load(str(model_dir / name))
             except Exception as e:   # (protobuf's decode errors have no common type worth naming)
                 raise QuantiseError(f"{model_dir / name} is not an ONNX network: {e}") from None
-            if pad_input_channels(model):
+            padded = pad_input_channels(model)   # first: it pads with int8 zeros
+            unsigned = unsigned_weights(model)
+            if padded or unsigned:
                 onnx.checker.check_model(model)
                 onnx.save(model, str(Path(tmp) / name))
                 changed += 1
+                log(f"{name}: " + " and ".join(
+                    ([f"first convolution padded to {PADDED_CHANNELS} input channels"] if padded else [])
+                    + (["weights stored as uint8 with zero point 128"] if unsigned else [])))
         for name in files:
             if (Path(tmp) / name).is_file():
                 shutil.copyfile(Path(tmp) / name, model_dir / name)
-                log(f"{name}: first convolution padded to {PADDED_CHANNELS} input channels")
-    if meta["quantised"].get("padded_channels") != PADDED_CHANNELS:
-        meta["quantised"]["padded_channels"] = PADDED_CHANNELS
+    update = {"padded_channels": PADDED_CHANNELS, "weights": WEIGHTS}
+    if any(meta["quantised"].get(k) != v for k, v in update.items()):
+        meta["quantised"].update(update)
         meta_path.write_text(json.dumps(meta, indent=1) + "\n")
     return changed
 
@@ -326,7 +369,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scenes", type=int, default=100, help="scenes rendered to measure the ranges on")
     ap.add_argument("--seed", type=int, default=1001, help="their seed (not one the training used)")
     ap.add_argument("--pad", action="store_true",
-                    help="only pad the first convolution of a model quantised before quantising did it")
+                    help="only bring a model quantised by an earlier version up to date (its first "
+                         "convolution padded, its weights unsigned); no number changes")
     args = ap.parse_args(argv)
     if args.scenes < 1:
         ap.error("--scenes must be at least 1")
