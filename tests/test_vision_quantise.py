@@ -190,6 +190,14 @@ def test_8_bit_weights_are_unsigned_and_compute_what_the_signed_ones_did(tmp_pat
     assert np.abs(got - exact).max() < 0.01 * (exact.max() - exact.min())
     # A file already unsigned, or a float one, is left alone.
     import onnx
+    # Padding a network whose weights are unsigned already pads them with their zero point.
+    monkeypatch.setattr(Q, "pad_input_channels", lambda model: False)
+    Q.quantise_network(path, signed, crops[:200])          # unsigned, not padded
+    monkeypatch.undo()
+    model = onnx.load(str(signed))
+    assert Q.pad_input_channels(model)
+    onnx.save(model, str(tmp_path / "padded_after.onnx"))
+    assert np.array_equal(OnnxNet(tmp_path / "padded_after.onnx", "opencv")(x), OnnxNet(signed, "opencv")(x))
     assert not Q.unsigned_weights(onnx.load(str(unsigned)))
     assert not Q.unsigned_weights(Q.float_graph(path))
 

@@ -142,8 +142,9 @@ def pad_input_channels(model) -> bool:
     whether it did.
 
     The quantised input is padded with its zero point (the 8-bit value that
-    stands for 0.0) by a Pad node, the convolution's weights with zeros.  Each
-    product the padding adds is (zero point - zero point) x weight = 0 in the
+    stands for 0.0) by a Pad node, the convolution's weights with their own zero
+    point (weight 0).  Each product the padding adds is (zero point - zero
+    point) x weight = 0 in the
     convolution's integer sums, so the network computes what it computed
     before, bit for bit, on either engine, in less time; its input stays 3
     channels, so nothing outside the file changes.  A network whose input
@@ -166,7 +167,10 @@ def pad_input_channels(model) -> bool:
     w = numpy_helper.to_array(weights[conv.input[3]])
     if group != 1 or w.ndim != 4 or w.shape[1] != 3:
         return False
-    padded = np.zeros((w.shape[0], PADDED_CHANNELS) + w.shape[2:], w.dtype)
+    # The added weights are the weights' zero point (0 for int8, 128 for unsigned ones): weight 0.
+    zero = numpy_helper.to_array(weights[conv.input[5]]) if conv.input[5] in weights else np.zeros((), w.dtype)
+    padded = np.empty((w.shape[0], PADDED_CHANNELS) + w.shape[2:], w.dtype)
+    padded[:] = zero.reshape(-1, 1, 1, 1) if zero.ndim else zero
     padded[:, :3] = w
     weights[conv.input[3]].CopyFrom(numpy_helper.from_array(padded, conv.input[3]))
     pads = f"{quantise.output[0]}_channel_pads"   # (N, C, H, W) at the start, then at the end: C's end
@@ -255,7 +259,7 @@ def quantise_graph(model, dst: Path, crops: np.ndarray, batch: int = 100) -> Non
                             op_types_to_quantize=["Conv", "Relu", "MaxPool", "Flatten", "Gemm"],
                             nodes_to_exclude=last)
             packed_model = onnx.load(str(packed))
-            pad_input_channels(packed_model)     # padded with int8 zeros, which become 128 below
+            pad_input_channels(packed_model)
             unsigned_weights(packed_model)
             onnx.checker.check_model(packed_model)
             onnx.save(packed_model, str(packed))
@@ -344,7 +348,7 @@ def pad_classifiers(model_dir: Path, log: Callable[[str], None] = print) -> int:
                 model = onnx.load(str(model_dir / name))
             except Exception as e:   # (protobuf's decode errors have no common type worth naming)
                 raise QuantiseError(f"{model_dir / name} is not an ONNX network: {e}") from None
-            padded = pad_input_channels(model)   # first: it pads with int8 zeros
+            padded = pad_input_channels(model)
             unsigned = unsigned_weights(model)
             if padded or unsigned:
                 onnx.checker.check_model(model)
