@@ -144,8 +144,7 @@ def pad_input_channels(model) -> bool:
     The quantised input is padded with its zero point (the 8-bit value that
     stands for 0.0) by a Pad node, the convolution's weights with their own zero
     point (weight 0).  Each product the padding adds is (zero point - zero
-    point) x weight = 0 in the
-    convolution's integer sums, so the network computes what it computed
+    point) x weight = 0 in the convolution's integer sums, so the network computes what it computed
     before, bit for bit, on either engine, in less time; its input stays 3
     channels, so nothing outside the file changes.  A network whose input
     does not go through a QuantizeLinear straight into one 3-channel
