@@ -116,8 +116,13 @@ def test_tiny_training_run_exports_models_the_recogniser_loads(art, tmp_path, ca
     assert onnx.load(str(out / meta["detector"])).graph.node[0].op_type == "Conv"
     assert TP.FLOAT16 in weight_types(out / meta["refiner"])
     for name in meta["classifier"]:
-        # 8-bit weights unsigned (quantise.unsigned_weights), activations uint8, no int8 left.
-        assert TP.UINT8 in weight_types(out / name) and not {TP.INT8, TP.FLOAT16} & weight_types(out / name)
+        # 8-bit weights (int8 from -64 to 64: quantise.narrow_weights), uint8 activations, no float16.
+        assert {TP.INT8, TP.UINT8} <= weight_types(out / name) and TP.FLOAT16 not in weight_types(out / name)
+        model = onnx.load(str(out / name))
+        inits = {w.name: onnx.numpy_helper.to_array(w) for w in model.graph.initializer}
+        layers = [n for n in model.graph.node if n.op_type in ("QLinearConv", "QGemm")]
+        assert layers and all(inits[n.input[3]].dtype == np.int8 and not inits[n.input[5]].any()
+                              and np.abs(inits[n.input[3]].astype(int)).max() <= 64 for n in layers)
         assert TP.FLOAT16 in weight_types(data / "float-classifiers" / name)
     assert meta["quantised"]["calibration"]["scenes"] == 2 and meta["quantised"]["calibration"]["seed"] == 1001
     assert meta["quantised"]["padded_channels"] == 4

@@ -2,11 +2,11 @@
 
     python -m vision.training.quantise                 # the committed model (vision/models), once
     python -m vision.training.quantise --model DIR --scenes 100 --seed 1001
-    python -m vision.training.quantise --pad           # a model quantised before session 27
+    python -m vision.training.quantise --update        # a model quantised before session 32
 
 The classifiers are most of the recogniser's time (they read every index
 from several views, three of them for the doubtful ones).  In 8 bits
-(8-bit weights, one scale per output channel; uint8 activations) onnxruntime
+(int8 weights from -64 to 64, one scale per output channel; uint8 activations) onnxruntime
 runs one in less than half the time on an x86 core with 8-bit dot products
 (bench/bench_engines.py), and the committed model reads the validation
 scenes at its accept threshold as in float (docs/vision-experiments.md,
@@ -17,6 +17,8 @@ put it; the ranges are the extremes seen on up to ``MAX_CROPS`` of them
 (onnxruntime's static quantisation, MinMax).  The layer that writes the
 logits stays in float.  The first convolution is given a fourth input channel
 that adds nothing (:func:`pad_input_channels`): the same numbers, in less time.
+The weights keep to 7 bits and a sign so that onnxruntime computes them exactly
+on every x86 CPU, those without 8-bit dot products too (:func:`narrow_weights`).
 
 The files are written in onnxruntime's operator format (``QLinearConv``,
 ``QGemm``), which OpenCV's dnn also runs, to the same numbers (a test), so
@@ -54,8 +56,10 @@ MAX_CROPS = 2000
 #: 8-bit dot products take their input 4 bytes at a time), to the same numbers
 #: (:func:`pad_input_channels`; session 27 in docs/vision-experiments.md).
 PADDED_CHANNELS = 4
-#: How the 8-bit weights are stored (model.json's "quantised"; :func:`unsigned_weights`).
-WEIGHTS = "uint8 with zero point 128 (int8 + 128), one scale per output channel"
+#: The largest size of an 8-bit weight's integer (:func:`narrow_weights`).
+WEIGHT_LIMIT = 64
+#: How the 8-bit weights are stored (model.json's "quantised"; :func:`narrow_weights`).
+WEIGHTS = "int8 from -64 to 64 (7 bits), zero point 0, one scale per output channel"
 #: The scenes the ranges are measured on: 1 to 8 cards, as the benchmark's.
 SCENE_W, SCENE_H = 1280, 720
 
@@ -166,7 +170,8 @@ def pad_input_channels(model) -> bool:
     w = numpy_helper.to_array(weights[conv.input[3]])
     if group != 1 or w.ndim != 4 or w.shape[1] != 3:
         return False
-    # The added weights are the weights' zero point (0 for int8, 128 for unsigned ones): weight 0.
+    # The added weights are the weights' zero point (0 for int8, 128 for the unsigned ones of
+    # session 31's files): weight 0.
     zero = numpy_helper.to_array(weights[conv.input[5]]) if conv.input[5] in weights else np.zeros((), w.dtype)
     padded = np.empty((w.shape[0], PADDED_CHANNELS) + w.shape[2:], w.dtype)
     padded[:] = zero.reshape(-1, 1, 1, 1) if zero.ndim else zero
@@ -184,18 +189,22 @@ def pad_input_channels(model) -> bool:
     return True
 
 
-def unsigned_weights(model) -> bool:
-    """Store the 8-bit weights of ``model`` (an ONNX ModelProto) as uint8 with zero point
-    128 instead of int8 with zero point 0, in place; returns whether anything changed.
+def narrow_weights(model) -> bool:
+    """Store the 8-bit weights of ``model`` (an ONNX ModelProto) as int8 from -64 to 64
+    with zero point 0, in place; returns whether anything changed.
 
-    Each weight's integer becomes w + 128 and its zero point 128, so every product in
-    the integer sums, (w + 128 - 128) x input, is what it was: the same network to the
-    last bit where both are computed exactly.  Why: onnxruntime computes int8 weights
-    against uint8 inputs on x86 CPUs without 8-bit dot products (AVX2 only: many
-    laptops and AMD servers) with an instruction whose 16-bit pair sums saturate
-    (VPMADDUBSW), so its outputs were wrong there (measured in session 31: off by 3.6
-    on logits spread over 10.6, and a model that read almost no card right); uint8
-    weights take its exact path, on every CPU, and OpenCV reads them alike.
+    Why: onnxruntime computes uint8 inputs against int8 weights on x86 CPUs without
+    8-bit dot products (AVX2 only: many laptops and AMD servers) with VPMADDUBSW, which
+    adds two products into 16 bits and saturates there.  With weights of at most 64 in
+    size, two products of an input (at most 255) make at most 2 x 255 x 64 = 32640, under
+    the 32767 where it saturates, so that path is exact too, and it is the fast one on
+    every x86 CPU (onnxruntime's own quantiser calls this ``reduce_range``).  Weights
+    stored as int8 or, as session 31 stored them, uint8 with zero point 128 are brought
+    into that range one output channel at a time: a channel whose largest integer m
+    exceeds 64 is scaled by 64 / m (its weights rounded, its scale and its int32 bias
+    adjusted to match), the others keep their integers.  That drops the channel's last
+    bit, so the network computes almost, not exactly, what it computed before
+    (docs/vision-experiments.md, session 32, measures what it reads).
     """
     from onnx import numpy_helper
 
@@ -204,15 +213,37 @@ def unsigned_weights(model) -> bool:
     for node in model.graph.node:
         if node.op_type not in ("QLinearConv", "QGemm"):
             continue
-        # QLinearConv: x, x_scale, x_zp, w, w_scale, w_zp, ...; QGemm: A, a_scale, a_zp, B, b_scale, b_zp, ...
-        w_name, zp_name = node.input[3], node.input[5]
-        if w_name not in inits or zp_name not in inits:
+        # QLinearConv: x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, [bias];
+        # QGemm: A, a_scale, a_zp, B, b_scale, b_zp, [C (bias)], [y_scale, y_zp].
+        w_name, s_name, zp_name = node.input[3:6]
+        b_at = 8 if node.op_type == "QLinearConv" else 6
+        b_name = node.input[b_at] if len(node.input) > b_at and node.input[b_at] else None
+        if not {w_name, s_name, zp_name} <= inits.keys() or (b_name and b_name not in inits):
             continue
-        w, zp = numpy_helper.to_array(inits[w_name]), numpy_helper.to_array(inits[zp_name])
-        if w.dtype != np.int8:
+        w, scale, zp = (numpy_helper.to_array(inits[n]) for n in (w_name, s_name, zp_name))
+        if w.dtype not in (np.int8, np.uint8):
             continue
-        inits[w_name].CopyFrom(numpy_helper.from_array((w.astype(np.int16) + 128).astype(np.uint8), w_name))
-        inits[zp_name].CopyFrom(numpy_helper.from_array((zp.astype(np.int16) + 128).astype(np.uint8), zp_name))
+        # The output channel is the weights' first axis, but for a QGemm that does not transpose B.
+        axis = 1 if node.op_type == "QGemm" and not any(a.name == "transB" and a.i for a in node.attribute) else 0
+        channels = w.shape[axis]
+        along = [1] * w.ndim
+        along[axis] = channels
+        q = w.astype(np.int32) - np.broadcast_to(zp.astype(np.int32), (channels,)).reshape(along)
+        peak = np.abs(np.moveaxis(q, axis, 0).reshape(channels, -1)).max(axis=1)
+        if w.dtype == np.int8 and not zp.any() and peak.max() <= WEIGHT_LIMIT:
+            continue
+        factor = np.where(peak > WEIGHT_LIMIT, WEIGHT_LIMIT / np.maximum(peak, 1), 1.0)
+        if scale.size == 1:   # one scale for the whole tensor: one factor for every channel
+            factor = np.full(channels, factor.min())
+        narrowed = np.clip(np.round(q * factor.reshape(along)), -WEIGHT_LIMIT, WEIGHT_LIMIT).astype(np.int8)
+        new_scale = (scale.reshape(-1) / factor[:scale.size]).astype(scale.dtype).reshape(scale.shape)
+        inits[w_name].CopyFrom(numpy_helper.from_array(narrowed, w_name))
+        inits[s_name].CopyFrom(numpy_helper.from_array(new_scale, s_name))
+        inits[zp_name].CopyFrom(numpy_helper.from_array(np.zeros(zp.shape, np.int8), zp_name))
+        if b_name:   # its scale is the input's times the weights': it keeps its value in the new one
+            bias = numpy_helper.to_array(inits[b_name])
+            inits[b_name].CopyFrom(numpy_helper.from_array(
+                np.round(bias.astype(np.float64) * factor).astype(np.int32), b_name))
         changed = True
     return changed
 
@@ -252,6 +283,7 @@ def quantise_graph(model, dst: Path, crops: np.ndarray, batch: int = 100) -> Non
             quantize_static(str(plain), str(packed), Crops(model.graph.input[0].name),
                             quant_format=QuantFormat.QOperator, per_channel=True,
                             activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
+                            reduce_range=True,   # weights from -64 to 64: narrow_weights says why
                             calibrate_method=CalibrationMethod.MinMax,
                             # Only these: an input normalisation (Sub, Mul) in 8 bits gains nothing,
                             # and OpenCV cannot load its quantised constants.
@@ -259,7 +291,7 @@ def quantise_graph(model, dst: Path, crops: np.ndarray, batch: int = 100) -> Non
                             nodes_to_exclude=last)
             packed_model = onnx.load(str(packed))
             pad_input_channels(packed_model)
-            unsigned_weights(packed_model)
+            narrow_weights(packed_model)   # (the quantiser made them so already: a check that costs nothing)
             onnx.checker.check_model(packed_model)
             onnx.save(packed_model, str(packed))
             shutil.copyfile(packed, dst)
@@ -329,8 +361,9 @@ def quantise_classifiers(model_dir: Path, scenes: int = 100, seed: int = 1001,
 def pad_classifiers(model_dir: Path, log: Callable[[str], None] = print) -> int:
     """Bring the classifiers of a model quantised by an earlier version up to date, in
     place: the first convolution padded (:func:`pad_input_channels`, since session 27) and
-    the weights unsigned (:func:`unsigned_weights`, since session 31); record it in its
-    model.json.  Neither changes a number the network computes exactly.  Returns how many
+    the weights from -64 to 64 (:func:`narrow_weights`, since session 32); record it in its
+    model.json.  Padding changes no number the network computes; narrowing drops the last
+    bit of the weights of the channels that used it.  Returns how many
     files changed (0 when all were up to date).  Raises QuantiseError when the model is
     not quantised."""
     import onnx
@@ -348,14 +381,14 @@ def pad_classifiers(model_dir: Path, log: Callable[[str], None] = print) -> int:
             except Exception as e:   # (protobuf's decode errors have no common type worth naming)
                 raise QuantiseError(f"{model_dir / name} is not an ONNX network: {e}") from None
             padded = pad_input_channels(model)
-            unsigned = unsigned_weights(model)
-            if padded or unsigned:
+            narrowed = narrow_weights(model)
+            if padded or narrowed:
                 onnx.checker.check_model(model)
                 onnx.save(model, str(Path(tmp) / name))
                 changed += 1
                 log(f"{name}: " + " and ".join(
                     ([f"first convolution padded to {PADDED_CHANNELS} input channels"] if padded else [])
-                    + (["weights stored as uint8 with zero point 128"] if unsigned else [])))
+                    + ([f"weights narrowed to -{WEIGHT_LIMIT}..{WEIGHT_LIMIT}"] if narrowed else [])))
         for name in files:
             if (Path(tmp) / name).is_file():
                 shutil.copyfile(Path(tmp) / name, model_dir / name)
@@ -371,14 +404,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", type=Path, default=MODEL_DIR, help="the model's folder (default: the committed one)")
     ap.add_argument("--scenes", type=int, default=100, help="scenes rendered to measure the ranges on")
     ap.add_argument("--seed", type=int, default=1001, help="their seed (not one the training used)")
-    ap.add_argument("--pad", action="store_true",
+    ap.add_argument("--update", "--pad", dest="update", action="store_true",
                     help="only bring a model quantised by an earlier version up to date (its first "
-                         "convolution padded, its weights unsigned); no number changes")
+                         "convolution padded, its weights narrowed to 7 bits); --pad is the older name")
     args = ap.parse_args(argv)
     if args.scenes < 1:
         ap.error("--scenes must be at least 1")
     try:
-        if args.pad:
+        if args.update:
             pad_classifiers(args.model)
         else:
             quantise_classifiers(args.model, args.scenes, args.seed)
