@@ -282,6 +282,72 @@ def test_training_refuses_counts_below_one_before_any_work(args, tmp_path, capsy
     assert not (tmp_path / "data").exists() and not (tmp_path / "model").exists()
 
 
+def test_the_time_budget_times_each_network_and_records_its_plan(art, tmp_path, capsys):
+    from vision.training.train import main as train_main
+
+    out, data = tmp_path / "model", tmp_path / "data"
+    assert train_main(["--config", "tiny", "--out", str(out), "--data", str(data), "--workers", "1",
+                       "--hours", "1", "--set", "det_steps=8"]) == 0
+    printed = capsys.readouterr().out
+    assert "time budget 1 h: timing a few steps of each network" in printed
+    assert "time budget 1 h: the recipe fits" in printed
+    meta = json.loads((out / "model.json").read_text())
+    budget = meta["budget"]
+    assert budget["hours"] == 1 and budget["cut"] is False
+    assert budget["speeds"]["draw"] > 0 and budget["speeds"]["cls_step"] > 0 and budget["speeds"]["cls_alone_step"] > 0
+    assert 0 < budget["estimated_seconds"] == budget["recipe_estimated_seconds"] < 3600
+    assert meta["config_values"]["det_steps"] == 8 and meta["config_values"]["cls_members"] == 2
+    assert len(meta["classifier"]) == 2
+    # Without a budget (tiny's own), nothing is timed and nothing recorded.
+    assert train_main(["--config", "tiny", "--out", str(out), "--data", str(data), "--workers", "1",
+                       "--reuse-detector", "--jobs", "1"]) == 0
+    assert "time budget" not in capsys.readouterr().out
+    assert "budget" not in json.loads((out / "model.json").read_text())
+
+
+def test_a_slow_machine_trains_less_to_fit_the_budget(art, tmp_path, capsys, monkeypatch):
+    """The plan is carried out: on a machine whose detector step took 20 minutes (the
+    speeds stand in for one), one classifier instead of two and two thirds of the detector's steps."""
+    from vision.training import train as T
+    from vision.training.budget import Speeds
+
+    def slow(scenes, cfg, seed, threads, jobs, draw_seconds, detector=True):
+        return Speeds(draw=draw_seconds, det_step=1200.0, refine_step=0.01, cls_step=0.01, cls_alone_step=0.01)
+
+    monkeypatch.setattr(T, "measure_speeds", slow)
+    out = tmp_path / "model"
+    assert T.main(["--config", "tiny", "--out", str(out), "--data", str(tmp_path / "data"), "--workers", "1",
+                   "--hours", "1.5"]) == 0
+    printed = capsys.readouterr().out
+    assert "to fit, 1 classifier instead of 2, 4 detector steps instead of 6" in printed
+    assert "detector step 4/4" in printed and "classifier 2 of 2" not in printed
+    meta = json.loads((out / "model.json").read_text())
+    assert meta["classifier"] == "index_classifier.onnx" and not (out / "index_classifier_2.onnx").exists()
+    assert meta["config_values"]["det_steps"] == 4 and meta["config_values"]["cls_members"] == 1
+    assert meta["budget"]["cut"] is True and meta["budget"]["speeds"]["det_step"] == 1200.0
+
+
+@pytest.mark.parametrize("args, why", [
+    (["--hours", "0.0002"], "--hours 0.0002: even a quarter of the recipe's steps with one classifier"),
+    (["--hours", "-1"], "--hours must be 0 (no limit) or more"),
+    (["--set", "nonsense=1"], "--set: 'nonsense=1': expected FIELD=VALUE with one of the config's fields"),
+    (["--set", "cls_members"], "expected FIELD=VALUE"),
+    (["--set", "cls_members=two"], "cls_members='two': not a int"),
+    (["--set", "bf16=maybe"], "bf16='maybe': not a bool"),
+    (["--set", "views=1"], "views is not a number or a boolean"),
+])
+def test_a_budget_or_setting_that_cannot_be_met_is_refused_before_training(art, tmp_path, capsys, args, why):
+    from vision.training.train import main as train_main
+
+    try:
+        code = train_main(["--config", "tiny", "--out", str(tmp_path / "model"), "--data", str(tmp_path / "data"),
+                           "--workers", "1", *args])
+    except SystemExit as e:   # argparse's refusals
+        code = e.code
+    assert code == 2 and why in capsys.readouterr().err
+    assert not (tmp_path / "model").exists()
+
+
 def test_scene_cache_is_redone_when_the_request_changes(art, tmp_path):
     from vision.training.data import generate_scenes, load_scenes
 

@@ -21,6 +21,7 @@ Rendered data is cached under ``data/train/<config>-<seed>/`` and reused.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import json
 import math
@@ -32,6 +33,7 @@ import time
 import warnings
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Callable
 
 import cv2
 import numpy as np
@@ -47,6 +49,7 @@ from vision.synth.procedural import build_generated_decks
 from vision.training.data import (classifier_crops, covered_crops, detector_crops, detector_targets,
                                   generate_scenes, load_scenes, refiner_samples)
 from vision.training.models import IndexClassifier, IndexDetector, IndexRefiner
+from vision.training.budget import BudgetError, Speeds, classifier_epochs, plan
 from vision.training.quantise import quantise_classifiers
 
 MODEL_DIR = Path(__file__).resolve().parents[1] / "models"
@@ -154,6 +157,11 @@ class Config:
     #: 0 = leave them in float.  100 in ``full``: the recogniser then reads the validation
     #: scenes as before in less time (docs/vision-experiments.md, session 24).
     quantise_scenes: int = 0
+    #: Hours the whole command may take (``--hours``); 0 = no limit.  When the recipe would
+    #: take longer at the speeds measured on this machine, it trains less, as
+    #: vision.training.budget says.  2 in ``full``: the recipe fits on a CPU with native
+    #: bfloat16 (81 minutes on a Zen 5), not in float32 (about 3.8 hours on a Zen 3).
+    hours: float = 0.0
 
 
 CONFIGS = {
@@ -177,12 +185,26 @@ CONFIGS = {
                    views=((0.0, 1.0), (7.0, 1.0), (-7.0, 1.0), (0.0, 0.88), (0.0, 1.12)),
                    refiner=True, refine_epochs=8, look_turned=True, weak_heat=0.1, weak_max=6, weak_accept=0.90,
                    screen_clear=0.96, partly_covered_copies=10, more_covered_copies=2, cls_members=3,
-                   cls_half_weights=True, refine_half_weights=True, bf16=True, quantise_scenes=100),
+                   cls_half_weights=True, refine_half_weights=True, bf16=True, quantise_scenes=100, hours=2.0),
 }
 
 
+_quiet = threading.local()
+
+
 def _log(msg: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+    if not getattr(_quiet, "on", False):
+        print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+@contextlib.contextmanager
+def _quietly():
+    """No progress lines from this thread meanwhile (the speed probe's short runs)."""
+    before, _quiet.on = getattr(_quiet, "on", False), True
+    try:
+        yield
+    finally:
+        _quiet.on = before
 
 
 def _det_batch(scenes, rng: np.random.Generator, cfg: Config):
@@ -580,6 +602,79 @@ def train_refiner(X: np.ndarray, Y: np.ndarray, cfg: Config, seed: int) -> Index
     return _trained(net)
 
 
+#: Steps in the speed probe's two short runs of each network: the time of the longer
+#: less that of the shorter, per step, leaves out what a run costs once (building the
+#: network, the first steps' set-up), which the full runs spread over thousands of steps.
+#: A run of the shorter length goes first, untimed: a process's first steps set up
+#: torch's kernels, which no later run pays again.
+PROBE_STEPS = (4, 14)
+
+
+def _step_seconds(run: Callable[[int], int]) -> float:
+    """Seconds per step of ``run(steps)``, which trains a network for about ``steps``
+    steps and returns how many it trained: measured as PROBE_STEPS says."""
+    with _quietly():
+        run(PROBE_STEPS[0])
+    done, times = [], []
+    for steps in PROBE_STEPS:
+        t0 = time.perf_counter()
+        with _quietly():
+            done.append(run(steps))
+        times.append(time.perf_counter() - t0)
+    return max(1e-6, (times[1] - times[0]) / max(1, done[1] - done[0]))
+
+
+def _classifier_step_seconds(cfg: Config, seed: int) -> float:
+    """A classifier step of ``cfg``'s, on random crops, in this process's threads."""
+    rng = np.random.default_rng(seed)
+
+    def run(steps: int) -> int:
+        n = steps * cfg.cls_batch
+        X = rng.integers(0, 256, (n, PATCH_H, PATCH_W, 3), dtype=np.uint8)
+        train_classifier(X, rng.integers(0, NOT_INDEX + 1, n), rng.integers(-1, 4, n),
+                         replace(cfg, cls_epochs=1), seed)
+        return epoch_steps(n, cfg.cls_batch)
+
+    return _step_seconds(run)
+
+
+def _probe_member(job: tuple) -> float:
+    """Worker process of :func:`measure_speeds`: a classifier step beside the others."""
+    cfg, seed, threads = job
+    torch.set_num_threads(threads)
+    cv2.setNumThreads(1)
+    return _classifier_step_seconds(cfg, seed)
+
+
+def measure_speeds(scenes, cfg: Config, seed: int, threads: int, jobs: int, draw_seconds: float,
+                   detector: bool = True) -> Speeds:
+    """Time a few steps of each network this run trains, as it will train them (the same
+    functions, threads and side-by-side workers; the detector on ``scenes``, the others on
+    random crops of their size), for the time budget (vision.training.budget).  About 10
+    seconds on the Zen 5, 30 in float32 on the Zen 3.  ``detector`` False: the detector is
+    not trained (reused), its steps cost nothing."""
+    det = _step_seconds(lambda k: (train_detector(scenes, replace(cfg, det_steps=k), seed), k)[1]) \
+        if detector else 0.0
+    rng = np.random.default_rng(seed)
+
+    def refiner_run(steps: int) -> int:
+        n = steps * cfg.cls_batch
+        X = rng.integers(0, 256, (n, REFINE_PATCH_H, REFINE_PATCH_W, 3), dtype=np.uint8)
+        train_refiner(X, rng.normal(0, 0.1, (n, 4)).astype(np.float32), replace(cfg, refine_epochs=1), seed)
+        return epoch_steps(n, cfg.cls_batch)
+
+    ref = _step_seconds(refiner_run) if cfg.refiner else 0.0
+    alone = _classifier_step_seconds(cfg, seed)
+    side = alone
+    if cfg.cls_members > 1 and jobs > 1:
+        # Timed as they train: side by side in worker processes; the machine's time per
+        # step is then a worker's step time over the number of workers.
+        with _worker_pool(jobs) as pool:
+            each = list(pool.map(_probe_member, [(cfg, seed + k, max(1, threads // jobs)) for k in range(jobs)]))
+        side = sum(each) / len(each) / jobs
+    return Speeds(draw=draw_seconds, det_step=det, refine_step=ref, cls_step=side, cls_alone_step=alone)
+
+
 def export_onnx(net: torch.nn.Module, example: torch.Tensor, path: Path, dynamic_hw: bool,
                 half_weights: bool = False) -> None:
     """Write ``net`` to ``path`` as ONNX that both cv2.dnn and onnxruntime run;
@@ -697,6 +792,36 @@ def load_onnx_weights(net: torch.nn.Module, path: Path) -> None:
     net.load_state_dict(loaded)
 
 
+def with_settings(cfg: Config, settings: list[str]) -> Config:
+    """``cfg`` with each "FIELD=VALUE" of ``settings`` applied (``--set``): numbers and
+    booleans only, read as the field's type; a ValueError names what is wrong.
+
+    >>> with_settings(CONFIGS["full"], ["cls_members=1", "hours=0.5"]).cls_members
+    1
+    """
+    fields = asdict(cfg)
+    changes = {}
+    for setting in settings:
+        name, sep, text = setting.partition("=")
+        name = name.strip()
+        if not sep or name not in fields:
+            raise ValueError(f"{setting!r}: expected FIELD=VALUE with one of the config's fields "
+                             f"({', '.join(k for k, v in fields.items() if isinstance(v, (bool, int, float)))})")
+        kind = type(fields[name])
+        if kind not in (bool, int, float):
+            raise ValueError(f"{name} is not a number or a boolean; only those can be set")
+        try:
+            if kind is bool:
+                if text.lower() not in ("true", "false", "1", "0"):
+                    raise ValueError
+                changes[name] = text.lower() in ("true", "1")
+            else:
+                changes[name] = kind(text)
+        except ValueError:
+            raise ValueError(f"{name}={text!r}: not a {kind.__name__}") from None
+    return replace(cfg, **changes)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m vision.training.train", description=__doc__.split("\n\n")[0])
     ap.add_argument("--config", default="full", choices=sorted(CONFIGS))
@@ -711,6 +836,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--bf16", action="store_true",
                     help="train in bfloat16 where the CPU computes it natively (faster; "
                          "recorded in model.json)")
+    ap.add_argument("--hours", type=float, default=None,
+                    help="time the whole command may take; it trains less when the recipe would take "
+                         "longer on this machine (default: the config's, 2 for full; 0: no limit)")
+    ap.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                    help="change one number of the config (e.g. cls_members=1); repeatable, "
+                         "recorded in model.json's config_values")
     ap.add_argument("--reuse-detector", action="store_true",
                     help="reuse the detector saved by an earlier run on the same scenes "
                          "(to retrain the refiner and the classifier)")
@@ -724,6 +855,13 @@ def main(argv: list[str] | None = None) -> int:
     cfg = CONFIGS[args.config]
     if args.bf16:
         cfg = replace(cfg, bf16=True)
+    try:
+        cfg = with_settings(cfg, args.set)
+    except ValueError as e:
+        ap.error(f"--set: {e}")
+    hours = cfg.hours if args.hours is None else args.hours
+    if hours < 0:
+        ap.error("--hours must be 0 (no limit) or more")
     torch.set_num_threads(args.threads)
     cv2.setNumThreads(1)
     if cfg.bf16 and not fast_math(cfg):
@@ -769,12 +907,31 @@ def main(argv: list[str] | None = None) -> int:
 
     data_dir = args.data or DATA_DIR / "train" / f"{args.config}-{args.seed}"
     _log(f"rendering {cfg.scenes} scenes into {data_dir}")
+    t_draw = time.time()
     generate_scenes(data_dir, cfg.scenes, args.seed, scene_decks, workers=args.workers, log=_log)
     scenes = load_scenes(data_dir)
-    _log(f"{len(scenes.images)} scenes, {sum(len(r) for r in scenes.indices)} indices")
+    draw_seconds = time.time() - t_draw
+    indices = sum(len(r) for r in scenes.indices)
+    _log(f"{len(scenes.images)} scenes, {indices} indices")
 
     det_ckpt = data_dir / "detector.pt"
     det_time = data_dir / "detector.json"  # how long the detector took, for model.json's record
+    train_det = det_from is None and not (args.reuse_detector and det_ckpt.exists())
+    jobs = min(args.jobs or cfg.cls_members, cfg.cls_members)
+    deadline, speeds, budget_plan = (t_start + hours * 3600 if hours else None), None, None
+    if deadline:
+        _log(f"time budget {hours:g} h: timing a few steps of each network")
+        speeds = measure_speeds(scenes, cfg, args.seed, args.threads, jobs, draw_seconds, detector=train_det)
+        try:
+            budget_plan = plan(cfg, speeds, indices, deadline - time.time())
+        except BudgetError as e:
+            print(f"--hours {hours:g}: {e}", file=sys.stderr)
+            return 2
+        _log(f"time budget {hours:g} h: {budget_plan.describe(cfg)}")
+        cfg = replace(cfg, refine_epochs=budget_plan.refine_epochs, cls_members=budget_plan.cls_members,
+                      cls_epochs=budget_plan.cls_epochs,
+                      det_steps=budget_plan.det_steps if train_det else cfg.det_steps)
+        jobs = min(jobs, cfg.cls_members)
     reused = False
     if det_from is not None:
         det, reused = det_from, True
@@ -818,7 +975,7 @@ def main(argv: list[str] | None = None) -> int:
     # Every classifier's crops are cut first and saved (a few hundred MB each; the
     # scenes they are cut from, several GB, are then let go), so that the
     # classifiers can train side by side (train_classifiers).
-    crop_files, member_seeds = [data_dir / "classifier-crops.npz"], [args.seed]
+    crop_files, member_seeds, crop_counts = [data_dir / "classifier-crops.npz"], [args.seed], [len(X)]
     np.savez(crop_files[0], X=X, R=R, S=S)
     del X, R, S
     for k in range(1, cfg.cls_members):
@@ -835,9 +992,18 @@ def main(argv: list[str] | None = None) -> int:
         _log(f"{len(X)} classifier crops ({int((R == NOT_INDEX).sum())} negatives)")
         crop_files.append(member_dir / "classifier-crops.npz")
         member_seeds.append(member_seed)
+        crop_counts.append(len(X))
         np.savez(crop_files[-1], X=X, R=R, S=S)
         del X, R, S
-    jobs = min(args.jobs or cfg.cls_members, cfg.cls_members)
+    if deadline:
+        # The longest part last: its epochs checked against the time now left and the crops' real number.
+        epochs = classifier_epochs(cfg.cls_epochs, cfg.cls_members,
+                                   [epoch_steps(n, cfg.cls_batch) for n in crop_counts], speeds,
+                                   deadline - time.time())
+        if epochs != cfg.cls_epochs:
+            _log(f"time budget {hours:g} h: {epochs} classifier epochs instead of {cfg.cls_epochs}, "
+                 f"to fit the time left")
+            cfg = replace(cfg, cls_epochs=epochs)
     try:
         members = train_classifiers(crop_files, cfg, member_seeds, jobs, args.threads)
     finally:
@@ -888,6 +1054,11 @@ def main(argv: list[str] | None = None) -> int:
         "classifier_jobs": jobs,
         "train_seconds": round(time.time() - t_start),
     }
+    if deadline:
+        meta["budget"] = {"hours": hours, "speeds": {k: round(v, 4) for k, v in asdict(speeds).items()},
+                          "cut": budget_plan.cut or cfg.cls_epochs != budget_plan.cls_epochs,
+                          "estimated_seconds": round(budget_plan.seconds),
+                          "recipe_estimated_seconds": round(budget_plan.recipe_seconds)}
     if reused:
         # This run trained the classifier only; the whole command takes that
         # plus the detector's time (recorded when it was trained).

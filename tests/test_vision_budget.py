@@ -1,0 +1,125 @@
+"""The training command's time budget (vision.training.budget): what it gives up, in
+which order, and that what it plans fits the time it was given."""
+
+from __future__ import annotations
+
+import doctest
+import math
+from dataclasses import replace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vision.training import budget as B
+from vision.training.budget import BudgetError, Speeds, classifier_epochs, estimate, plan
+from vision.training.train import CONFIGS
+
+FULL = CONFIGS["full"]
+INDICES = 72124   # the first draw of `full`, seed 1 (session 32)
+ZEN5 = Speeds(draw=210.0, det_step=0.078, refine_step=0.066, cls_step=0.064, cls_alone_step=0.095)
+
+
+def _usable(left: float, speeds: Speeds) -> float:
+    return left - B.MARGIN * (left + speeds.draw)
+
+
+def test_the_examples_in_the_module_hold():
+    result = doctest.testmod(B)
+    assert result.failed == 0 and result.attempted >= 6
+
+
+def test_a_recipe_that_fits_is_trained_as_it_is():
+    p = plan(FULL, ZEN5, INDICES, left=7200 - 370)
+    assert not p.cut and p.seconds == p.recipe_seconds
+    assert (p.det_steps, p.refine_epochs, p.cls_members, p.cls_epochs) == (6000, 8, 3, 14)
+    assert "the recipe fits" in p.describe(FULL)
+
+
+def test_the_estimate_matches_the_measured_run():
+    """Session 32's run on the Zen 5: 4877 s in all, 370 of them before the first draw
+    was in; the estimate from there should be within a tenth of the remaining 4507 s."""
+    assert abs(estimate(FULL, ZEN5, INDICES, 6000, 8, 3, 14) - 4507) < 450
+
+
+def test_classifiers_go_first_the_last_first_and_keep_their_epochs():
+    # A machine half as slow again: the recipe (about 123 minutes) does not fit; without
+    # the third classifier (its draw and its training) it does.
+    slow = Speeds(*(1.5 * v for v in (ZEN5.draw, ZEN5.det_step, ZEN5.refine_step, ZEN5.cls_step,
+                                    ZEN5.cls_alone_step)))
+    left = 7200 - 1.5 * 370
+    assert estimate(FULL, slow, INDICES, 6000, 8, 3, 14) > _usable(left, slow)
+    p = plan(FULL, slow, INDICES, left)
+    assert p.cut and (p.det_steps, p.refine_epochs, p.cls_members, p.cls_epochs) == (6000, 8, 2, 14)
+    assert p.seconds <= _usable(left, slow) < p.recipe_seconds
+    said = p.describe(FULL)
+    assert "2 classifiers instead of 3" in said and "detector" not in said and "--hours 0" in said
+
+
+def test_with_one_classifier_left_every_network_gives_up_the_same_share():
+    slow = Speeds(draw=366.0, det_step=0.5, refine_step=0.5, cls_step=0.5, cls_alone_step=0.6)
+    left = 7200 - 900
+    p = plan(FULL, slow, INDICES, left)
+    assert p.cut and p.cls_members == 1
+    shares = (p.det_steps / FULL.det_steps, p.refine_epochs / FULL.refine_epochs, p.cls_epochs / FULL.cls_epochs)
+    assert all(B.LEAST_SHARE - 0.1 <= s < 1 for s in shares)
+    assert max(shares) - min(shares) <= 1 / FULL.refine_epochs   # the same share, but for rounding
+    assert p.seconds <= _usable(left, slow)
+    # ... and the largest that fits: a twentieth more would not.
+    more = estimate(FULL, slow, INDICES, round(p.det_steps * 1.05), p.refine_epochs, 1,
+                    max(p.cls_epochs, math.floor(FULL.cls_epochs * shares[0] * 1.05)))
+    assert more > _usable(left, slow) or p.det_steps >= FULL.det_steps * 0.95
+
+
+def test_a_budget_that_holds_too_little_is_refused_with_what_it_would_need():
+    with pytest.raises(BudgetError, match=r"would take about \d+ more minutes .* and 10 are left: give more --hours"):
+        plan(FULL, ZEN5, INDICES, left=600)
+
+
+def test_a_reused_detector_costs_no_time():
+    slow = Speeds(draw=300.0, det_step=0.0, refine_step=0.2, cls_step=0.2, cls_alone_step=0.25)
+    with_det = replace(slow, det_step=0.3)
+    assert estimate(FULL, with_det, INDICES, 6000, 8, 3, 14) - estimate(FULL, slow, INDICES, 6000, 8, 3, 14) \
+        == pytest.approx(6000 * 0.3)
+
+
+speeds = st.builds(Speeds, draw=st.floats(1, 1000), det_step=st.floats(0, 2), refine_step=st.floats(0, 2),
+                   cls_step=st.floats(0.001, 2), cls_alone_step=st.floats(0.001, 2))
+
+
+@settings(max_examples=300, deadline=None)
+@given(speeds, st.floats(0, 20000), st.integers(1, 200000), st.sampled_from(["full", "quick", "tiny"]))
+def test_what_is_planned_fits_and_never_asks_for_more_than_the_recipe(s, left, indices, config):
+    cfg = CONFIGS[config]
+    try:
+        p = plan(cfg, s, indices, left)
+    except BudgetError:
+        # Refused only when a quarter of everything, with one classifier, does not fit.
+        least = estimate(cfg, s, indices, max(1, round(cfg.det_steps * B.LEAST_SHARE)),
+                         max(1, round(cfg.refine_epochs * B.LEAST_SHARE)), 1,
+                         max(1, math.floor(cfg.cls_epochs * B.LEAST_SHARE)))
+        assert least > _usable(left, s)
+        return
+    assert p.seconds <= _usable(left, s) + 1e-6
+    assert 1 <= p.det_steps <= cfg.det_steps and 1 <= p.refine_epochs <= cfg.refine_epochs
+    assert 1 <= p.cls_members <= cfg.cls_members and 1 <= p.cls_epochs <= cfg.cls_epochs
+    if not p.cut:
+        assert (p.det_steps, p.refine_epochs, p.cls_members, p.cls_epochs) == \
+            (cfg.det_steps, cfg.refine_epochs, cfg.cls_members, cfg.cls_epochs)
+        assert p.recipe_seconds <= _usable(left, s) + 1e-6
+    elif p.cls_members > 1:   # classifiers went before any epoch or step
+        assert (p.det_steps, p.cls_epochs) == (cfg.det_steps, cfg.cls_epochs)
+
+
+def test_the_classifier_epochs_are_checked_against_the_time_then_left():
+    steps = [1136, 1158, 1153]
+    per_epoch = sum(steps) * ZEN5.cls_step
+    assert classifier_epochs(14, 3, steps, ZEN5, left=10 * 3600) == 14   # never more than planned
+    left = 9 * per_epoch + B.FINISH_SECONDS + 1
+    epochs = classifier_epochs(14, 3, steps, ZEN5, left)
+    assert epochs < 14 and epochs * per_epoch <= left - B.FINISH_SECONDS - B.MARGIN * left
+    assert (epochs + 1) * per_epoch > left - B.FINISH_SECONDS - B.MARGIN * left
+    assert classifier_epochs(14, 3, steps, ZEN5, left=1.0) == 1   # at least one: the run goes on
+    # One classifier trains alone, with every thread: its own speed counts.
+    left = (5 * steps[0] * ZEN5.cls_alone_step + B.FINISH_SECONDS) / (1 - B.MARGIN) + 1
+    assert classifier_epochs(14, 1, steps[:1], ZEN5, left) == 5

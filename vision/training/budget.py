@@ -1,0 +1,167 @@
+"""Fit the training command into its time budget (``--hours``; 2 in ``full``).
+
+The recipe is fixed in steps, its time is not: the same ``full`` run took 81
+minutes on a CPU that computes bfloat16 natively (an AMD Zen 5, session 32 in
+docs/vision-experiments.md) and would take about 3.8 hours in float32 on a Zen 3
+(session 31).  So once the first draw of scenes is rendered, the command knows
+how long a draw takes on this machine; it then times a few steps of each network
+(``train.measure_speeds``) and :func:`plan` works out what fits in the time left.
+
+What it gives up first is what earlier sessions found costs least:
+
+1. classifiers of the ensemble, the last first (each costs a whole draw of scenes
+   and a full classifier's training; shorter members gain nothing, session 14,
+   so the ones kept keep all their epochs);
+2. then, with one classifier left, every network's steps in the same proportion
+   (the detector's steps, the refiner's epochs, the classifier's epochs).
+
+Once every crop is cut, :func:`classifier_epochs` checks the classifiers' epochs
+against the time then left, with the crops' real number, so that an estimate
+that was off early on is made up before the longest part.  The plan and the
+speeds it was made from go into model.json ("budget").
+
+With the speeds of the two machines (seconds; ``left``: the budget less the
+designs and the first draw), the Zen 5 trains the recipe and the Zen 3 one
+classifier:
+
+>>> from vision.training.train import CONFIGS
+>>> zen5 = Speeds(draw=210.0, det_step=0.078, refine_step=0.066, cls_step=0.064, cls_alone_step=0.095)
+>>> p = plan(CONFIGS["full"], zen5, indices=72124, left=7200 - 370)
+>>> (p.cls_members, p.cls_epochs, p.det_steps, p.cut)
+(3, 14, 6000, False)
+>>> zen3 = Speeds(draw=366.0, det_step=0.22, refine_step=0.19, cls_step=0.19, cls_alone_step=0.22)
+>>> p = plan(CONFIGS["full"], zen3, indices=72124, left=7200 - 642)
+>>> (p.cls_members, p.cls_epochs, p.det_steps, p.refine_epochs, p.cut)
+(1, 13, 6000, 8, True)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+#: Work besides the networks' steps once the first draw is in, in draws' time: running
+#: the detector over the scenes and cutting the refiner's and classifiers' crops
+#: (measured on the `full` runs of sessions 31 and 32: 1.1 and 1.2 draws), plus each
+#: further classifier's draw (its scenes and crops: 1.0 draw each).
+AROUND_DRAWS = 1.3
+#: Seconds for what follows the classifiers: export, and quantising (100 scenes rendered
+#: and read: 17 s on the Zen 5; the rest is small).
+FINISH_SECONDS = 90.0
+#: The share of the budget kept in hand for what the estimates miss.
+MARGIN = 0.04
+#: Crops per annotated index of the first draw, as the `full` recipe cuts them (session 32:
+#: 88836 refiner crops and 151583 classifier crops for 72124 indices).
+REFINER_CROPS_PER_INDEX = 1.25
+CLASSIFIER_CROPS_PER_INDEX = 2.15
+#: The fewest steps of each network that a cut may leave, as a share of the recipe's.
+LEAST_SHARE = 0.25
+
+
+class BudgetError(ValueError):
+    """The budget cannot hold even the smallest run: says how long that would take."""
+
+
+@dataclass(frozen=True)
+class Speeds:
+    """Seconds measured on this machine (``train.measure_speeds``)."""
+    #: The first draw of scenes: rendering and loading them.
+    draw: float
+    #: One detector step, one refiner step.
+    det_step: float
+    refine_step: float
+    #: One classifier step, counted for the whole machine, when the classifiers train
+    #: side by side (a worker's step time divided by the number of workers).
+    cls_step: float
+    #: One step of a classifier trained alone with every thread.
+    cls_alone_step: float
+
+    def member_step(self, members: int) -> float:
+        """The machine's seconds per classifier step with ``members`` classifiers."""
+        return self.cls_step if members > 1 else self.cls_alone_step
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the command will train, and its estimate of the time from now to the end."""
+    det_steps: int
+    refine_epochs: int
+    cls_members: int
+    cls_epochs: int
+    seconds: float
+    #: The same estimate for the config's own recipe.
+    recipe_seconds: float
+    #: Whether anything was given up.
+    cut: bool
+
+    def describe(self, cfg) -> str:
+        if not self.cut:
+            return (f"the recipe fits: about {self.seconds / 60:.0f} more minutes at the speeds measured")
+        changes = []
+        if self.cls_members != cfg.cls_members:
+            changes.append(f"{self.cls_members} classifier{'s' * (self.cls_members > 1)} instead of {cfg.cls_members}")
+        if self.det_steps != cfg.det_steps:
+            changes.append(f"{self.det_steps} detector steps instead of {cfg.det_steps}")
+        if cfg.refiner and self.refine_epochs != cfg.refine_epochs:
+            changes.append(f"{self.refine_epochs} refiner epochs instead of {cfg.refine_epochs}")
+        if self.cls_epochs != cfg.cls_epochs:
+            changes.append(f"{self.cls_epochs} classifier epochs instead of {cfg.cls_epochs}")
+        return (f"the recipe would take about {self.recipe_seconds / 60:.0f} more minutes at the speeds "
+                f"measured; to fit, {', '.join(changes)} (about {self.seconds / 60:.0f} minutes); "
+                f"--hours 0 trains the whole recipe")
+
+
+def _epoch_steps(crops: float, batch: int) -> int:
+    return max(1, math.ceil(crops * 0.95 / batch))   # (train.epoch_steps: a twentieth is held out)
+
+
+def estimate(cfg, speeds: Speeds, indices: int, det_steps: int, refine_epochs: int, members: int,
+             epochs: int) -> float:
+    """Seconds from the end of the first draw to the end of the command for these counts."""
+    around = speeds.draw * (AROUND_DRAWS + (members - 1)) + FINISH_SECONDS
+    det = det_steps * speeds.det_step
+    ref = (refine_epochs * _epoch_steps(indices * REFINER_CROPS_PER_INDEX, cfg.cls_batch) * speeds.refine_step
+           if cfg.refiner else 0.0)
+    cls = members * epochs * _epoch_steps(indices * CLASSIFIER_CROPS_PER_INDEX, cfg.cls_batch) \
+        * speeds.member_step(members)
+    return around + det + ref + cls
+
+
+def plan(cfg, speeds: Speeds, indices: int, left: float) -> Plan:
+    """What of ``cfg`` (a train.Config) fits in ``left`` seconds after the first draw of
+    scenes, whose ``indices`` annotated indices set the crops' number; a BudgetError when
+    not even a quarter of every network's steps, with one classifier, fits."""
+    usable = left - MARGIN * (left + speeds.draw)   # (the margin: a share of the whole budget, about)
+    recipe = estimate(cfg, speeds, indices, cfg.det_steps, cfg.refine_epochs, cfg.cls_members, cfg.cls_epochs)
+    for members in range(cfg.cls_members, 0, -1):
+        seconds = estimate(cfg, speeds, indices, cfg.det_steps, cfg.refine_epochs, members, cfg.cls_epochs)
+        if seconds <= usable:
+            return Plan(cfg.det_steps, cfg.refine_epochs, members, cfg.cls_epochs, seconds, recipe,
+                        cut=members != cfg.cls_members)
+    # One classifier does not fit either: every network's steps in the same share, the
+    # largest that fits (the estimate grows with the share, so halve the interval).
+    def counts(share: float) -> tuple[int, int, int]:
+        return (max(1, round(cfg.det_steps * share)), max(1, round(cfg.refine_epochs * share)),
+                max(1, math.floor(cfg.cls_epochs * share)))
+
+    lo, hi = LEAST_SHARE, 1.0
+    if estimate(cfg, speeds, indices, *counts(lo)[:2], 1, counts(lo)[2]) > usable:
+        least = estimate(cfg, speeds, indices, *counts(lo)[:2], 1, counts(lo)[2]) + (left - usable)
+        raise BudgetError(f"even a quarter of the recipe's steps with one classifier would take about "
+                          f"{least / 60:.0f} more minutes at the speeds measured, and {left / 60:.0f} are left: "
+                          f"give more --hours, or --hours 0 for no limit")
+    for _ in range(30):
+        mid = (lo + hi) / 2
+        det, ref, epochs = counts(mid)
+        lo, hi = (mid, hi) if estimate(cfg, speeds, indices, det, ref, 1, epochs) <= usable else (lo, mid)
+    det, ref, epochs = counts(lo)
+    return Plan(det, ref, 1, epochs, estimate(cfg, speeds, indices, det, ref, 1, epochs), recipe, cut=True)
+
+
+def classifier_epochs(planned: int, members: int, epoch_steps: list[int], speeds: Speeds, left: float) -> int:
+    """The classifiers' epochs that fit in ``left`` seconds, once their crops are cut
+    (``epoch_steps``: each classifier's steps per epoch): ``planned`` or fewer, at least 1."""
+    usable = left - FINISH_SECONDS - MARGIN * left
+    per_epoch = sum(epoch_steps) * speeds.member_step(members)
+    return max(1, min(planned, math.floor(usable / per_epoch)))
+
