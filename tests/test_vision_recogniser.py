@@ -78,6 +78,14 @@ def test_without_onnxruntime_opencv_runs_the_networks():
     assert "onnxruntime engine was asked for, but onnxruntime is not installed" in out
 
 
+def _overlap(a, b) -> float:
+    """Intersection over union of two boxes (x1, y1, x2, y2)."""
+    w = max(0, min(a[2], b[2]) - max(a[0], b[0]))
+    h = max(0, min(a[3], b[3]) - max(a[1], b[1]))
+    area = lambda r: (r[2] - r[0]) * (r[3] - r[1])
+    return w * h / (area(a) + area(b) - w * h)
+
+
 def test_both_engines_read_the_same(rec, held_out):
     """onnxruntime and cv2.dnn run the same files: the same indices, the same readings, the same cards."""
     assert rec.engine == "onnxruntime"
@@ -97,10 +105,15 @@ def test_both_engines_read_the_same(rec, held_out):
             assert np.abs(x.probs - y.probs).max() < 0.03 and abs(x.p_index - y.p_index) < 0.03
             if max(x.best[1], y.best[1]) >= 0.5:   # (a doubtful reading's two best may swap: 0.41 / 0.40)
                 assert x.best[0] == y.best[0]
-        # The same cards in the same places; their confidences within the readings' tolerance
-        # (two decimals: a card's confidence can differ in the fourth, 0.9758 against 0.9760).
+        # The same cards in much the same places; their confidences within the readings'
+        # tolerance (two decimals: a card's confidence can differ in the fourth, 0.9758 against
+        # 0.9760).  A reading near a threshold (screening's 0.96, say) may take one engine
+        # through one more view than the other, and a card's box, drawn from its indices,
+        # then moves a few pixels: a JC here, (222, 324, 371, 509) against (227, 326, 367, 506)
+        # with the 7-bit classifiers on a Zen 5, whose outputs on the same crops were identical.
         ra, rb = rec.recognise(img), opencv.recognise(img)
-        assert [(c.card, c.box) for c in ra.cards] == [(c.card, c.box) for c in rb.cards]
+        assert [c.card for c in ra.cards] == [c.card for c in rb.cards]
+        assert all(_overlap(c.box, d.box) > 0.85 for c, d in zip(ra.cards, rb.cards))
         assert all(abs(c.confidence - d.confidence) < 0.01 for c, d in zip(ra.cards, rb.cards))
         assert ra.unknown == rb.unknown
         # Cut from the same places, the crops are the same: then the engines differ only by
