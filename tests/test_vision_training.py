@@ -330,6 +330,10 @@ def test_a_slow_machine_trains_less_to_fit_the_budget(art, tmp_path, capsys, mon
 @pytest.mark.parametrize("args, why", [
     (["--hours", "0.0002"], "--hours 0.0002: even a quarter of the recipe's steps with one classifier"),
     (["--hours", "-1"], "--hours must be 0 (no limit) or more"),
+    (["--hours", "nan"], "--hours must be 0 (no limit) or more"),
+    (["--set", "cls_members=0"], "cls_members='0': must be a finite number of at least 1"),
+    (["--set", "det_lr=-0.1"], "det_lr='-0.1': must be a finite number of at least 0"),
+    (["--set", "hours=inf"], "hours='inf': must be a finite number of at least 0"),
     (["--set", "nonsense=1"], "--set: 'nonsense=1': expected FIELD=VALUE with one of the config's fields"),
     (["--set", "cls_members"], "expected FIELD=VALUE"),
     (["--set", "cls_members=two"], "cls_members='two': not a int"),

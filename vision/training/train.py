@@ -617,14 +617,13 @@ PROBE_STEPS = (4, 14)
 def _step_seconds(run: Callable[[int], int]) -> float:
     """Seconds per step of ``run(steps)``, which trains a network for about ``steps``
     steps and returns how many it trained: measured as PROBE_STEPS says."""
+    done, times = [], []
     with _quietly():
         run(PROBE_STEPS[0])
-    done, times = [], []
-    for steps in PROBE_STEPS:
-        t0 = time.perf_counter()
-        with _quietly():
+        for steps in PROBE_STEPS:
+            t0 = time.perf_counter()
             done.append(run(steps))
-        times.append(time.perf_counter() - t0)
+            times.append(time.perf_counter() - t0)
     return max(1e-6, (times[1] - times[0]) / max(1, done[1] - done[0]))
 
 
@@ -796,9 +795,15 @@ def load_onnx_weights(net: torch.nn.Module, path: Path) -> None:
     net.load_state_dict(loaded)
 
 
+#: The config's counts that a run cannot do with 0 of (``--set``).
+AT_LEAST_ONE = frozenset({"scenes", "det_steps", "det_batch", "det_crop", "cls_epochs", "cls_batch",
+                          "cls_members", "refine_epochs"})
+
+
 def with_settings(cfg: Config, settings: list[str]) -> Config:
     """``cfg`` with each "FIELD=VALUE" of ``settings`` applied (``--set``): numbers and
-    booleans only, read as the field's type; a ValueError names what is wrong.
+    booleans only, read as the field's type, finite and not negative (and at least 1 for
+    the counts in ``AT_LEAST_ONE``); a ValueError names what is wrong.
 
     >>> with_settings(CONFIGS["full"], ["cls_members=1", "hours=0.5"]).cls_members
     1
@@ -823,6 +828,9 @@ def with_settings(cfg: Config, settings: list[str]) -> Config:
                 changes[name] = kind(text)
         except ValueError:
             raise ValueError(f"{name}={text!r}: not a {kind.__name__}") from None
+        least = 1 if name in AT_LEAST_ONE else 0
+        if not math.isfinite(changes[name]) or changes[name] < least:
+            raise ValueError(f"{name}={text!r}: must be a finite number of at least {least}")
     return replace(cfg, **changes)
 
 
@@ -864,7 +872,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         ap.error(f"--set: {e}")
     hours = cfg.hours if args.hours is None else args.hours
-    if hours < 0:
+    if not math.isfinite(hours) or hours < 0:
         ap.error("--hours must be 0 (no limit) or more")
     torch.set_num_threads(args.threads)
     cv2.setNumThreads(1)
