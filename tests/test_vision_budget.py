@@ -26,7 +26,7 @@ def _usable(left: float, speeds: Speeds) -> float:
 
 def test_the_examples_in_the_module_hold():
     result = doctest.testmod(B)
-    assert result.failed == 0 and result.attempted >= 6
+    assert result.failed == 0 and result.attempted >= 7
 
 
 def test_a_recipe_that_fits_is_trained_as_it_is():
@@ -42,7 +42,7 @@ def test_the_estimate_matches_the_measured_run():
     assert abs(estimate(FULL, ZEN5, INDICES, 6000, 8, 3, 14) - 4507) < 450
 
 
-def test_classifiers_go_first_the_last_first_and_keep_their_epochs():
+def test_classifiers_beyond_two_go_first_the_last_first_and_keep_their_epochs():
     # A machine half as slow again: the recipe (about 123 minutes) does not fit; without
     # the third classifier (its draw and its training) it does.
     slow = Speeds(*(1.5 * v for v in (ZEN5.draw, ZEN5.det_step, ZEN5.refine_step, ZEN5.cls_step,
@@ -54,6 +54,31 @@ def test_classifiers_go_first_the_last_first_and_keep_their_epochs():
     assert p.seconds <= _usable(left, slow) < p.recipe_seconds
     said = p.describe(FULL)
     assert "2 classifiers instead of 3" in said and "detector" not in said and "--hours 0" in said
+
+
+def test_two_classifiers_then_give_up_epochs_before_one_is_dropped():
+    # The Zen 3 of session 31 (float32): two full classifiers do not fit; two of 6 epochs
+    # do, in about the time of one classifier of 13.
+    zen3 = Speeds(draw=366.0, det_step=0.22, refine_step=0.19, cls_step=0.19, cls_alone_step=0.22)
+    left = 7200 - 642
+    p = plan(FULL, zen3, INDICES, left)
+    assert (p.det_steps, p.refine_epochs, p.cls_members, p.cls_epochs) == (6000, 8, 2, 6)
+    assert p.seconds <= _usable(left, zen3) < estimate(FULL, zen3, INDICES, 6000, 8, 2, 7)
+    assert "2 classifiers instead of 3, 6 classifier epochs instead of 14" in p.describe(FULL)
+    # A little slower still, and two classifiers of 6 epochs no longer fit: one of 14, or
+    # what of it fits, is trained instead.
+    slower = replace(zen3, cls_step=0.25)
+    assert estimate(FULL, slower, INDICES, 6000, 8, 2, 6) > _usable(left, slower)
+    p = plan(FULL, slower, INDICES, left)
+    assert p.cls_members == 1 and p.seconds <= _usable(left, slower)
+
+
+def test_an_ensemble_of_two_is_never_cut_below_its_least_epochs():
+    assert B._ensembles(FULL)[-2:] == [(2, math.ceil(14 * B.LEAST_MEMBER_SHARE)), (1, 14)]
+    one = replace(FULL, cls_members=1)
+    assert B._ensembles(one) == [(1, 14)]
+    short = replace(FULL, cls_members=2, cls_epochs=1)   # `tiny`'s: nothing to shorten
+    assert B._ensembles(short) == [(2, 1), (1, 1)]
 
 
 def test_with_one_classifier_left_every_network_gives_up_the_same_share():
@@ -107,8 +132,18 @@ def test_what_is_planned_fits_and_never_asks_for_more_than_the_recipe(s, left, i
         assert (p.det_steps, p.refine_epochs, p.cls_members, p.cls_epochs) == \
             (cfg.det_steps, cfg.refine_epochs, cfg.cls_members, cfg.cls_epochs)
         assert p.recipe_seconds <= _usable(left, s) + 1e-6
-    elif p.cls_members > 1:   # classifiers went before any epoch or step
-        assert (p.det_steps, p.cls_epochs) == (cfg.det_steps, cfg.cls_epochs)
+    elif p.cls_members > 1:   # classifiers and their epochs went before any other network's step
+        assert (p.det_steps, p.refine_epochs) == (cfg.det_steps, cfg.refine_epochs)
+        if p.cls_members > 2 or p.cls_epochs < cfg.cls_epochs:   # only two classifiers are shortened
+            assert p.cls_members == 2 or p.cls_epochs == cfg.cls_epochs
+            assert p.cls_epochs >= math.ceil(cfg.cls_epochs * B.LEAST_MEMBER_SHARE)
+    if p.cut:   # ... and none of the better ensembles, with every other step kept, would have fitted
+        better = B._ensembles(cfg)
+        if (p.det_steps, p.refine_epochs) == (cfg.det_steps, cfg.refine_epochs) \
+                and (p.cls_members, p.cls_epochs) in better:
+            better = better[:better.index((p.cls_members, p.cls_epochs))]
+        for members, epochs in better:
+            assert estimate(cfg, s, indices, cfg.det_steps, cfg.refine_epochs, members, epochs) > _usable(left, s)
 
 
 def test_the_classifier_epochs_are_checked_against_the_time_then_left():

@@ -327,6 +327,37 @@ def test_a_slow_machine_trains_less_to_fit_the_budget(art, tmp_path, capsys, mon
     assert meta["budget"]["cut"] is True and meta["budget"]["speeds"]["det_step"] == 1200.0
 
 
+def test_slow_classifiers_keep_two_of_fewer_epochs(art, tmp_path, capsys, monkeypatch):
+    """The middle step of the plan carried out: classifiers so slow that two of 5 epochs
+    do not fit but two of 3 do (the speeds stand in for such a machine, sized from the
+    scenes' real count of indices); both are trained, each for fewer epochs."""
+    from vision.training import budget as B
+    from vision.training import train as T
+    from vision.training.budget import Speeds
+
+    hours = 1.5
+
+    def slow_classifiers(scenes, cfg, seed, threads, jobs, draw_seconds, detector=True):
+        indices = sum(len(r) for r in scenes.indices)
+        usable = 0.95 * hours * 3600   # about what plan() will have, less its margin
+        per_epoch_steps = 2 * B._epoch_steps(indices * B.CLASSIFIER_CROPS_PER_INDEX, cfg.cls_batch)
+        step = usable / 3.5 / per_epoch_steps   # three epochs of two fit, four do not
+        return Speeds(draw=draw_seconds, det_step=0.01, refine_step=0.01, cls_step=step, cls_alone_step=step)
+
+    monkeypatch.setattr(T, "measure_speeds", slow_classifiers)
+    out = tmp_path / "model"
+    assert T.main(["--config", "tiny", "--out", str(out), "--data", str(tmp_path / "data"), "--workers", "1",
+                   "--hours", str(hours), "--set", "cls_epochs=5"]) == 0
+    printed = capsys.readouterr().out
+    assert "to fit, 3 classifier epochs instead of 5" in printed and "classifier 2 of 2" in printed
+    meta = json.loads((out / "model.json").read_text())
+    assert meta["classifier"] == ["index_classifier.onnx", "index_classifier_2.onnx"]
+    assert meta["config_values"]["cls_members"] == 2 and meta["budget"]["cut"] is True
+    # The epochs are checked once more against the crops' real number: never more than planned.
+    assert 1 <= meta["config_values"]["cls_epochs"] <= 3
+    assert "classifier 2/2 epoch 4/" not in printed and "classifier 2/2 epoch 5/" not in printed
+
+
 @pytest.mark.parametrize("args, why", [
     (["--hours", "0.0002"], "--hours 0.0002: even a quarter of the recipe's steps with one classifier"),
     (["--hours", "-1"], "--hours must be 0 (no limit) or more"),

@@ -9,11 +9,14 @@ how long a draw takes on this machine; it then times a few steps of each network
 
 What it gives up first is what earlier sessions found costs least:
 
-1. classifiers of the ensemble, the last first (each costs a whole draw of scenes
-   and a full classifier's training; shorter members gain nothing, session 14,
-   so the ones kept keep all their epochs);
-2. then, with one classifier left, every network's steps in the same proportion
-   (the detector's steps, the refiner's epochs, the classifier's epochs).
+1. classifiers of the ensemble beyond two, the last first (each costs a whole draw
+   of scenes and a full classifier's training), the ones kept keeping all their epochs;
+2. then the two classifiers' epochs, down to :data:`LEAST_MEMBER_SHARE` of the
+   recipe's: two short classifiers read far fewer wrong cards than one long one
+   for the same time (session 34 in docs/vision-experiments.md);
+3. then the second classifier, and with one left, every network's steps in the
+   same proportion (the detector's steps, the refiner's epochs, the classifier's
+   epochs).
 
 Once every crop is cut, :func:`classifier_epochs` checks the classifiers' epochs
 against the time then left, with the crops' real number, so that an estimate
@@ -21,8 +24,8 @@ that was off early on is made up before the longest part.  The plan and the
 speeds it was made from go into model.json ("budget").
 
 With the speeds of the two machines (seconds; ``left``: the budget less the
-designs and the first draw), the Zen 5 trains the recipe and the Zen 3 one
-classifier:
+designs and the first draw), the Zen 5 trains the recipe and the Zen 3 two
+classifiers of 6 epochs:
 
 >>> from vision.training.train import CONFIGS
 >>> zen5 = Speeds(draw=210.0, det_step=0.078, refine_step=0.066, cls_step=0.064, cls_alone_step=0.095)
@@ -32,7 +35,7 @@ classifier:
 >>> zen3 = Speeds(draw=366.0, det_step=0.22, refine_step=0.19, cls_step=0.19, cls_alone_step=0.22)
 >>> p = plan(CONFIGS["full"], zen3, indices=72124, left=7200 - 642)
 >>> (p.cls_members, p.cls_epochs, p.det_steps, p.refine_epochs, p.cut)
-(1, 13, 6000, 8, True)
+(2, 6, 6000, 8, True)
 """
 
 from __future__ import annotations
@@ -56,6 +59,10 @@ REFINER_CROPS_PER_INDEX = 1.25
 CLASSIFIER_CROPS_PER_INDEX = 2.15
 #: The fewest steps of each network that a cut may leave, as a share of the recipe's.
 LEAST_SHARE = 0.25
+#: The fewest epochs, as a share of the recipe's, that two classifiers may be cut to
+#: before the budget keeps one instead (6 of `full`'s 14: two classifiers of 6 and of 7
+#: epochs were measured against one of 14, session 34).
+LEAST_MEMBER_SHARE = 0.4
 
 
 class BudgetError(ValueError):
@@ -127,17 +134,32 @@ def estimate(cfg, speeds: Speeds, indices: int, det_steps: int, refine_epochs: i
     return around + det + ref + cls
 
 
+def _ensembles(cfg) -> list[tuple[int, int]]:
+    """The classifiers (members, epochs each) to try with every other step kept, the
+    best first: the recipe's, fewer members down to two, two with fewer epochs, one.
+
+    >>> from vision.training.train import CONFIGS
+    >>> _ensembles(CONFIGS["full"])
+    [(3, 14), (2, 14), (2, 13), (2, 12), (2, 11), (2, 10), (2, 9), (2, 8), (2, 7), (2, 6), (1, 14)]
+    """
+    tries = [(members, cfg.cls_epochs) for members in range(cfg.cls_members, 1, -1)]
+    if cfg.cls_members >= 2:
+        least = max(1, math.ceil(cfg.cls_epochs * LEAST_MEMBER_SHARE))
+        tries += [(2, epochs) for epochs in range(cfg.cls_epochs - 1, least - 1, -1)]
+    return tries + [(1, cfg.cls_epochs)]
+
+
 def plan(cfg, speeds: Speeds, indices: int, left: float) -> Plan:
     """What of ``cfg`` (a train.Config) fits in ``left`` seconds after the first draw of
     scenes, whose ``indices`` annotated indices set the crops' number; a BudgetError when
     not even a quarter of every network's steps, with one classifier, fits."""
     usable = left - MARGIN * (left + speeds.draw)   # (the margin: a share of the whole budget, about)
     recipe = estimate(cfg, speeds, indices, cfg.det_steps, cfg.refine_epochs, cfg.cls_members, cfg.cls_epochs)
-    for members in range(cfg.cls_members, 0, -1):
-        seconds = estimate(cfg, speeds, indices, cfg.det_steps, cfg.refine_epochs, members, cfg.cls_epochs)
+    for members, epochs in _ensembles(cfg):
+        seconds = estimate(cfg, speeds, indices, cfg.det_steps, cfg.refine_epochs, members, epochs)
         if seconds <= usable:
-            return Plan(cfg.det_steps, cfg.refine_epochs, members, cfg.cls_epochs, seconds, recipe,
-                        cut=members != cfg.cls_members)
+            return Plan(cfg.det_steps, cfg.refine_epochs, members, epochs, seconds, recipe,
+                        cut=(members, epochs) != (cfg.cls_members, cfg.cls_epochs))
     # One classifier does not fit either: every network's steps in the same share, the
     # largest that fits (the estimate grows with the share, so halve the interval).
     def counts(share: float) -> tuple[int, int, int]:
