@@ -10,7 +10,8 @@ how long a draw takes on this machine; it then times a few steps of each network
 What it gives up first is what earlier sessions found costs least:
 
 1. classifiers of the ensemble beyond two, the last first (each costs a whole draw
-   of scenes and a full classifier's training), the ones kept keeping all their epochs;
+   of scenes and a full classifier's training), the ones kept keeping all their epochs
+   (three of 4 epochs read fewer images exactly than two of 6, session 36);
 2. then the two classifiers' epochs, down to :data:`LEAST_MEMBER_SHARE` of the
    recipe's: two short classifiers read far fewer wrong cards than one long one
    for the same time (session 34 in docs/vision-experiments.md);
