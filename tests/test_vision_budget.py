@@ -57,41 +57,20 @@ def test_classifiers_beyond_two_go_first_the_last_first_and_keep_their_epochs():
 
 
 def test_two_classifiers_then_give_up_epochs_before_one_is_dropped():
-    # The Zen 3 of session 31 (float32): two full classifiers do not fit; two of 8 epochs
-    # do, with the refiner cut to half its epochs first (two of 6 with the whole refiner
-    # would have fitted too, but the refiner's epochs cost less than the classifiers').
+    # The Zen 3 of session 31 (float32): two full classifiers do not fit; two of 6 epochs
+    # do, in about the time of one classifier of 13.
     zen3 = Speeds(draw=366.0, det_step=0.22, refine_step=0.19, cls_step=0.19, cls_alone_step=0.22)
     left = 7200 - 642
     p = plan(FULL, zen3, INDICES, left)
-    assert (p.det_steps, p.refine_epochs, p.cls_members, p.cls_epochs) == (6000, 4, 2, 8)
-    assert p.seconds <= _usable(left, zen3) < estimate(FULL, zen3, INDICES, 6000, 4, 2, 9)
-    assert estimate(FULL, zen3, INDICES, 6000, 8, 2, 8) > _usable(left, zen3) \
-        >= estimate(FULL, zen3, INDICES, 6000, 8, 2, 6)
-    assert "2 classifiers instead of 3, 4 refiner epochs instead of 8, 8 classifier epochs instead of 14" \
-        in p.describe(FULL)
-    # A little slower still, and two classifiers of 6 epochs no longer fit, even with half
-    # the refiner: one of 14, or what of it fits, is trained instead.
-    slower = replace(zen3, cls_step=0.27)
-    assert estimate(FULL, slower, INDICES, 6000, 4, 2, 6) > _usable(left, slower)
+    assert (p.det_steps, p.refine_epochs, p.cls_members, p.cls_epochs) == (6000, 8, 2, 6)
+    assert p.seconds <= _usable(left, zen3) < estimate(FULL, zen3, INDICES, 6000, 8, 2, 7)
+    assert "2 classifiers instead of 3, 6 classifier epochs instead of 14" in p.describe(FULL)
+    # A little slower still, and two classifiers of 6 epochs no longer fit: one of 14, or
+    # what of it fits, is trained instead.
+    slower = replace(zen3, cls_step=0.25)
+    assert estimate(FULL, slower, INDICES, 6000, 8, 2, 6) > _usable(left, slower)
     p = plan(FULL, slower, INDICES, left)
     assert p.cls_members == 1 and p.seconds <= _usable(left, slower)
-
-
-def test_the_refiner_gives_up_half_its_epochs_before_a_classifier_goes():
-    # Speeds where the recipe misses by less than half the refiner's time: all three
-    # classifiers are kept, with all their epochs, and the refiner trains 4 epochs of 8.
-    speeds = replace(ZEN5, refine_step=0.3)
-    refiner_epoch = B._epoch_steps(INDICES * B.REFINER_CROPS_PER_INDEX, FULL.cls_batch) * speeds.refine_step
-    recipe = estimate(FULL, speeds, INDICES, 6000, 8, 3, 14)
-    left = (recipe - 2 * refiner_epoch + speeds.draw * B.MARGIN) / (1 - B.MARGIN)   # usable: 6 epochs' worth
-    assert estimate(FULL, speeds, INDICES, 6000, 8, 3, 14) > _usable(left, speeds)
-    p = plan(FULL, speeds, INDICES, left)
-    assert (p.det_steps, p.refine_epochs, p.cls_members, p.cls_epochs) == (6000, 4, 3, 14) and p.cut
-    assert p.describe(FULL).count("instead of") == 1 and "4 refiner epochs instead of 8" in p.describe(FULL)
-    # Without a refiner in the config there is nothing to halve, and `tiny`'s one epoch stays one.
-    assert B._refiner_epochs(replace(FULL, refiner=False)) == [8]
-    assert B._refiner_epochs(CONFIGS["tiny"]) == [1]
-    assert B._tries(FULL)[:4] == [(3, 14, 8), (3, 14, 4), (2, 14, 8), (2, 14, 4)]
 
 
 def test_an_ensemble_of_two_is_never_cut_below_its_least_epochs():
@@ -103,8 +82,6 @@ def test_an_ensemble_of_two_is_never_cut_below_its_least_epochs():
 
 
 def test_with_one_classifier_left_every_network_gives_up_the_same_share():
-    """Every network's steps in the same share, but the refiner's: never more than the
-    half it was cut to before any classifier went."""
     slow = Speeds(draw=366.0, det_step=0.5, refine_step=0.5, cls_step=0.5, cls_alone_step=0.6)
     left = 7200 - 900
     p = plan(FULL, slow, INDICES, left)
@@ -117,11 +94,6 @@ def test_with_one_classifier_left_every_network_gives_up_the_same_share():
     more = estimate(FULL, slow, INDICES, round(p.det_steps * 1.05), p.refine_epochs, 1,
                     max(p.cls_epochs, math.floor(FULL.cls_epochs * shares[0] * 1.05)))
     assert more > _usable(left, slow) or p.det_steps >= FULL.det_steps * 0.95
-    # Above half, the refiner stays at the half it was already cut to with two classifiers.
-    faster = Speeds(draw=366.0, det_step=0.25, refine_step=0.3, cls_step=0.4, cls_alone_step=0.4)
-    p = plan(FULL, faster, INDICES, left)
-    assert p.cls_members == 1 and p.det_steps / FULL.det_steps > 0.6 and p.cls_epochs / FULL.cls_epochs > 0.55
-    assert p.refine_epochs == FULL.refine_epochs * B.LEAST_REFINE_SHARE and p.seconds <= _usable(left, faster)
 
 
 def test_a_budget_that_holds_too_little_is_refused_with_what_it_would_need():
@@ -160,19 +132,18 @@ def test_what_is_planned_fits_and_never_asks_for_more_than_the_recipe(s, left, i
         assert (p.det_steps, p.refine_epochs, p.cls_members, p.cls_epochs) == \
             (cfg.det_steps, cfg.refine_epochs, cfg.cls_members, cfg.cls_epochs)
         assert p.recipe_seconds <= _usable(left, s) + 1e-6
-    elif p.cls_members > 1:   # the refiner and the classifiers went before the detector's steps
-        assert p.det_steps == cfg.det_steps and p.refine_epochs in B._refiner_epochs(cfg)
+    elif p.cls_members > 1:   # classifiers and their epochs went before any other network's step
+        assert (p.det_steps, p.refine_epochs) == (cfg.det_steps, cfg.refine_epochs)
         if p.cls_members > 2 or p.cls_epochs < cfg.cls_epochs:   # only two classifiers are shortened
             assert p.cls_members == 2 or p.cls_epochs == cfg.cls_epochs
             assert p.cls_epochs >= math.ceil(cfg.cls_epochs * B.LEAST_MEMBER_SHARE)
-    if p.det_steps < cfg.det_steps:   # one classifier, every network cut: the refiner at most at its half
-        assert p.cls_members == 1 and p.refine_epochs <= B._refiner_epochs(cfg)[-1]
-    if p.cut:   # ... and none of the better tries, with the detector's steps kept, would have fitted
-        better = B._tries(cfg)
-        if p.det_steps == cfg.det_steps and (p.cls_members, p.cls_epochs, p.refine_epochs) in better:
-            better = better[:better.index((p.cls_members, p.cls_epochs, p.refine_epochs))]
-        for members, epochs, refine in better:
-            assert estimate(cfg, s, indices, cfg.det_steps, refine, members, epochs) > _usable(left, s)
+    if p.cut:   # ... and none of the better ensembles, with every other step kept, would have fitted
+        better = B._ensembles(cfg)
+        if (p.det_steps, p.refine_epochs) == (cfg.det_steps, cfg.refine_epochs) \
+                and (p.cls_members, p.cls_epochs) in better:
+            better = better[:better.index((p.cls_members, p.cls_epochs))]
+        for members, epochs in better:
+            assert estimate(cfg, s, indices, cfg.det_steps, cfg.refine_epochs, members, epochs) > _usable(left, s)
 
 
 def test_the_classifier_epochs_are_checked_against_the_time_then_left():

@@ -358,34 +358,6 @@ def test_slow_classifiers_keep_two_of_fewer_epochs(art, tmp_path, capsys, monkey
     assert "classifier 2/2 epoch 4/" not in printed and "classifier 2/2 epoch 5/" not in printed
 
 
-def test_a_slow_refiner_trains_half_its_epochs_and_every_classifier_stays(art, tmp_path, capsys, monkeypatch):
-    """The refiner's cut carried out: a refiner so slow that 4 epochs do not fit but 2 do
-    (sized from the scenes' real count of indices); both classifiers are still trained."""
-    from vision.training import budget as B
-    from vision.training import train as T
-    from vision.training.budget import Speeds
-
-    hours = 1.5
-
-    def slow_refiner(scenes, cfg, seed, threads, jobs, draw_seconds, detector=True):
-        indices = sum(len(r) for r in scenes.indices)
-        usable = 0.95 * hours * 3600
-        step = usable / 3 / B._epoch_steps(indices * B.REFINER_CROPS_PER_INDEX, cfg.cls_batch)
-        return Speeds(draw=draw_seconds, det_step=0.01, refine_step=step, cls_step=0.01, cls_alone_step=0.01)
-
-    monkeypatch.setattr(T, "measure_speeds", slow_refiner)
-    out = tmp_path / "model"
-    assert T.main(["--config", "tiny", "--out", str(out), "--data", str(tmp_path / "data"), "--workers", "1",
-                   "--hours", str(hours), "--set", "refine_epochs=4"]) == 0
-    printed = capsys.readouterr().out
-    assert "to fit, 2 refiner epochs instead of 4 (" in printed
-    assert "refiner epoch 2/2" in printed and "refiner epoch 3/" not in printed and "classifier 2 of 2" in printed
-    meta = json.loads((out / "model.json").read_text())
-    assert meta["config_values"]["refine_epochs"] == 2 and meta["config_values"]["cls_members"] == 2
-    assert meta["classifier"] == ["index_classifier.onnx", "index_classifier_2.onnx"]
-    assert meta["budget"]["cut"] is True
-
-
 @pytest.mark.parametrize("args, why", [
     (["--hours", "0.0002"], "--hours 0.0002: even a quarter of the recipe's steps with one classifier"),
     (["--hours", "-1"], "--hours must be 0 (no limit) or more"),

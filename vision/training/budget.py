@@ -19,12 +19,6 @@ What it gives up first is what earlier sessions found costs least:
    same proportion (the detector's steps, the refiner's epochs, the classifier's
    epochs).
 
-Each set of classifiers is tried with the refiner's whole epochs, then with them
-cut to :data:`LEAST_REFINE_SHARE`, before the next set is: half the refiner's epochs
-read as well on two detectors, while half the detector's steps cost a point of
-exact-set (sessions 37 and 38), so the detector keeps its steps until only one
-classifier is left (and there the refiner never gets back more than its half).
-
 Once every crop is cut, :func:`classifier_epochs` checks the classifiers' epochs
 against the time then left, with the crops' real number, so that an estimate
 that was off early on is made up before the longest part.  The plan and the
@@ -32,7 +26,7 @@ speeds it was made from go into model.json ("budget").
 
 With the speeds of the two machines (seconds; ``left``: the budget less the
 designs and the first draw), the Zen 5 trains the recipe and the Zen 3 two
-classifiers of 8 epochs, with a refiner of 4:
+classifiers of 6 epochs:
 
 >>> from vision.training.train import CONFIGS
 >>> zen5 = Speeds(draw=210.0, det_step=0.078, refine_step=0.066, cls_step=0.064, cls_alone_step=0.095)
@@ -42,7 +36,7 @@ classifiers of 8 epochs, with a refiner of 4:
 >>> zen3 = Speeds(draw=366.0, det_step=0.22, refine_step=0.19, cls_step=0.19, cls_alone_step=0.22)
 >>> p = plan(CONFIGS["full"], zen3, indices=72124, left=7200 - 642)
 >>> (p.cls_members, p.cls_epochs, p.det_steps, p.refine_epochs, p.cut)
-(2, 8, 6000, 4, True)
+(2, 6, 6000, 8, True)
 """
 
 from __future__ import annotations
@@ -70,10 +64,6 @@ LEAST_SHARE = 0.25
 #: before the budget keeps one instead (6 of `full`'s 14: two classifiers of 6 and of 7
 #: epochs were measured against one of 14, session 34).
 LEAST_MEMBER_SHARE = 0.4
-#: The refiner's epochs, as a share of the recipe's, that every ensemble is tried with
-#: before it is given up (4 of `full`'s 8: exact-set 95.18 / 96.25 / 95.71 with 8 and
-#: 95.00 / 96.07 / 95.89 with 4 on seeds 7 / 99 / 123, the same detector, session 38).
-LEAST_REFINE_SHARE = 0.5
 
 
 class BudgetError(ValueError):
@@ -160,44 +150,21 @@ def _ensembles(cfg) -> list[tuple[int, int]]:
     return tries + [(1, cfg.cls_epochs)]
 
 
-def _refiner_epochs(cfg) -> list[int]:
-    """The refiner's epochs to try with each ensemble: the recipe's, then the least.
-
-    >>> from vision.training.train import CONFIGS
-    >>> _refiner_epochs(CONFIGS["full"]), _refiner_epochs(CONFIGS["tiny"])
-    ([8, 4], [1])
-    """
-    least = max(1, math.ceil(cfg.refine_epochs * LEAST_REFINE_SHARE))
-    return [cfg.refine_epochs] + ([least] if cfg.refiner and least < cfg.refine_epochs else [])
-
-
-def _tries(cfg) -> list[tuple[int, int, int]]:
-    """(classifiers, their epochs, refiner epochs) to try with the detector's steps kept,
-    the best first: each ensemble of :func:`_ensembles`, with the refiner whole, then cut.
-
-    >>> from vision.training.train import CONFIGS
-    >>> _tries(CONFIGS["full"])[:3]
-    [(3, 14, 8), (3, 14, 4), (2, 14, 8)]
-    """
-    return [(members, epochs, refine) for members, epochs in _ensembles(cfg) for refine in _refiner_epochs(cfg)]
-
-
 def plan(cfg, speeds: Speeds, indices: int, left: float) -> Plan:
     """What of ``cfg`` (a train.Config) fits in ``left`` seconds after the first draw of
     scenes, whose ``indices`` annotated indices set the crops' number; a BudgetError when
     not even a quarter of every network's steps, with one classifier, fits."""
     usable = left - MARGIN * (left + speeds.draw)   # (the margin: a share of the whole budget, about)
     recipe = estimate(cfg, speeds, indices, cfg.det_steps, cfg.refine_epochs, cfg.cls_members, cfg.cls_epochs)
-    for members, epochs, refine in _tries(cfg):
-        seconds = estimate(cfg, speeds, indices, cfg.det_steps, refine, members, epochs)
+    for members, epochs in _ensembles(cfg):
+        seconds = estimate(cfg, speeds, indices, cfg.det_steps, cfg.refine_epochs, members, epochs)
         if seconds <= usable:
-            return Plan(cfg.det_steps, refine, members, epochs, seconds, recipe,
-                        cut=(members, epochs, refine) != (cfg.cls_members, cfg.cls_epochs, cfg.refine_epochs))
+            return Plan(cfg.det_steps, cfg.refine_epochs, members, epochs, seconds, recipe,
+                        cut=(members, epochs) != (cfg.cls_members, cfg.cls_epochs))
     # One classifier does not fit either: every network's steps in the same share, the
     # largest that fits (the estimate grows with the share, so halve the interval).
     def counts(share: float) -> tuple[int, int, int]:
-        return (max(1, round(cfg.det_steps * share)),
-                min(_refiner_epochs(cfg)[-1], max(1, round(cfg.refine_epochs * share))),
+        return (max(1, round(cfg.det_steps * share)), max(1, round(cfg.refine_epochs * share)),
                 max(1, math.floor(cfg.cls_epochs * share)))
 
     lo, hi = LEAST_SHARE, 1.0
