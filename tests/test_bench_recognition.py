@@ -96,3 +96,20 @@ def test_versus_reads_the_same_scenes_with_a_second_model_in_turn(bench, tmp_pat
     all_line = [line for line in mine.splitlines() if line.startswith("all ")]
     assert len(all_line) == 1 and all_line[0] in theirs.splitlines()
     assert re.search(r"one core: mean [\d.]+ ms", theirs) and re.search(r"one core: mean [\d.]+ ms", mine)
+
+
+def test_the_intervals_say_which_targets_one_sample_does_not_settle(bench):
+    from vision.evaluation import Summary
+
+    # Session 38's committed model on seed 7: every target met, exact-set inside its interval.
+    seed7 = Summary(images=560, readable=1764, tp=1743, fp=7, tp_readable=1743, exact=537)
+    line = bench.interval_line(seed7)
+    assert line.startswith("95% intervals on this sample: precision 99.18-99.81%, recall 98.19-99.22%, "
+                           "exact-set 93.91-97.25%")
+    assert line.endswith("; not settled by it: precision, exact-set")
+    # Fifteen times the sample at the same rates: the intervals narrow past every target.
+    pooled = Summary(images=8400, readable=26460, tp=26145, fp=105, tp_readable=26145, exact=8055)
+    assert bench.interval_line(pooled).endswith("; every target settled by it")
+    # A clear miss is settled too: it is not named.
+    short = Summary(images=560, readable=1764, tp=1600, fp=40, tp_readable=1600, exact=450)
+    assert bench.interval_line(short).endswith("; every target settled by it")

@@ -19,6 +19,7 @@ Rules (per image):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import cv2
@@ -115,7 +116,41 @@ class Summary:
     def exact_rate(self) -> float:
         return self.exact / self.images if self.images else 1.0
 
+    def intervals(self, z: float = 1.96) -> dict[str, tuple[float, float]]:
+        """95% intervals (``z`` standard errors) of precision, recall and exact-set on a
+        sample of this size: what other scenes of the same kind could read.  One seed's
+        560 images pin exact-set near 96% down to about +-1.6 points only.
+
+        >>> s = Summary(images=560, readable=1764, tp=1743, fp=7, tp_readable=1743, exact=537)
+        >>> {k: (round(100 * lo, 2), round(100 * hi, 2)) for k, (lo, hi) in s.intervals().items()}
+        {'precision': (99.18, 99.81), 'recall': (98.19, 99.22), 'exact': (93.91, 97.25)}
+        """
+        return {"precision": wilson_interval(self.tp, self.tp + self.fp, z),
+                "recall": wilson_interval(self.tp_readable, self.readable, z),
+                "exact": wilson_interval(self.exact, self.images, z)}
+
     def line(self, label: str) -> str:
         return (f"{label:<14} images {self.images:4d}  cards {self.readable:5d}  precision {100 * self.precision:6.2f}%"
                 f"  recall {100 * self.recall:6.2f}%  exact-set {100 * self.exact_rate:6.2f}%"
                 f"  wrong {self.fp:3d}  unknown {self.unknown:4d}")
+
+
+def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson's score interval for a proportion of ``successes`` in ``n`` trials, ``z``
+    standard errors wide (1.96: 95%).  Unlike the plain one it stays inside [0, 1] and
+    is not empty at 0 or n, which is where precision lives.  No trials: (0, 1).
+
+    >>> [round(x, 4) for x in wilson_interval(95, 100)]
+    [0.8882, 0.9785]
+    >>> [round(x, 4) for x in wilson_interval(0, 10)]
+    [0.0, 0.2775]
+    """
+    if not 0 <= successes <= n:
+        raise ValueError(f"{successes} successes in {n} trials")
+    if n == 0:
+        return (0.0, 1.0)
+    p, z2 = successes / n, z * z
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    # (At 0 and n the bound is 0 or 1 exactly; rounding would put it a hair inside.)
+    return (0.0 if successes == 0 else max(0.0, centre - half), 1.0 if successes == n else min(1.0, centre + half))

@@ -1,0 +1,52 @@
+"""vision.evaluation's sampling intervals: how far one benchmark sample pins a figure down."""
+
+from __future__ import annotations
+
+import doctest
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from vision import evaluation
+from vision.evaluation import Summary, wilson_interval
+
+
+def test_the_examples_in_the_module_hold():
+    result = doctest.testmod(evaluation)
+    assert result.failed == 0 and result.attempted >= 3
+
+
+@given(st.integers(1, 100000), st.data())
+def test_the_interval_holds_the_proportion_and_stays_in_bounds(n, data):
+    k = data.draw(st.integers(0, n))
+    lo, hi = wilson_interval(k, n)
+    assert 0.0 <= lo <= k / n <= hi <= 1.0 and hi > lo
+    # Four times the trials, about half the width (exactly so in the limit).
+    lo4, hi4 = wilson_interval(4 * k, 4 * n)
+    assert hi4 - lo4 < hi - lo
+
+
+def test_a_large_sample_gives_the_normal_approximation():
+    p, n = 0.96, 1_000_000
+    lo, hi = wilson_interval(round(p * n), n)
+    half = 1.96 * math.sqrt(p * (1 - p) / n)
+    assert lo == pytest.approx(p - half, abs=1e-5) and hi == pytest.approx(p + half, abs=1e-5)
+
+
+def test_nothing_to_count_says_nothing_and_impossible_counts_are_refused():
+    assert wilson_interval(0, 0) == (0.0, 1.0)
+    with pytest.raises(ValueError, match="5 successes in 4 trials"):
+        wilson_interval(5, 4)
+    with pytest.raises(ValueError):
+        wilson_interval(-1, 4)
+
+
+def test_a_summary_gives_each_figure_on_its_own_count():
+    # No wrong card in 200 read: precision 100%, but 200 readings only show it above ~98.1%.
+    s = Summary(images=100, readable=210, tp=200, fp=0, tp_readable=200, exact=90)
+    iv = s.intervals()
+    assert iv["precision"][1] == 1.0 and 0.98 < iv["precision"][0] < 0.985
+    assert iv["recall"] == wilson_interval(200, 210) and iv["exact"] == wilson_interval(90, 100)
+    assert iv["exact"][1] - iv["exact"][0] > iv["recall"][1] - iv["recall"][0]   # fewer images than cards
