@@ -101,7 +101,7 @@ def test_versus_reads_the_same_scenes_with_a_second_model_in_turn(bench, tmp_pat
 def test_the_intervals_say_which_targets_one_sample_does_not_settle(bench):
     from vision.evaluation import Summary
 
-    # Session 38's committed model on seed 7: every target met, exact-set inside its interval.
+    # About the committed model's seed-7 counts: every target met, precision and exact-set inside their intervals.
     seed7 = Summary(images=560, readable=1764, tp=1743, fp=7, tp_readable=1743, exact=537)
     line = bench.interval_line(seed7)
     assert line.startswith("95% intervals on this sample: precision 99.18-99.81%, recall 98.19-99.22%, "
