@@ -5,6 +5,7 @@
     .venv/bin/python bench/bench_recognition.py --seed 99 --n 960 --sweep   # how the threshold was chosen
     .venv/bin/python bench/bench_recognition.py --seed 99 --n 960 --cache --model DIR  # compare models
     .venv/bin/python bench/bench_recognition.py --cache --versus DIR   # and their times, interleaved
+    .venv/bin/python bench/bench_recognition.py --cache --seeds 7,99,123,1,2,3,4,5,6,8,9,11,42,314,2025
 
 Scenes come from ``vision.synth.scene.random_scene_spec`` with the held-out
 designs only (``vision.synth.decks.HELD_OUT``), 1 to 8 cards (equally many
@@ -16,6 +17,9 @@ design, and the recognition time per 1280x720 image on one core
 then each figure's 95% interval on this many scenes and the targets that lie
 inside theirs: one seed's 560 scenes pin exact-set down to about +-1.6
 points, so a target met or missed by less is not settled by one seed.
+``--seeds`` reads several seeds' scenes (``--n`` of each) as one sample: one
+line per seed, then every figure pooled over all of them, with its interval
+(the fifteen seeds above, 8400 scenes, pin exact-set down to about +-0.45).
 ``--engine opencv`` runs the networks through cv2.dnn instead of onnxruntime;
 ``--stages`` also prints the mean time of each stage (detector, refiner,
 reading, the two second looks, assembly).  Needs the art
@@ -110,7 +114,10 @@ def _timed_read(rec: Recogniser, image: np.ndarray, summary: Summary, ann: Scene
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=560, help="number of scenes (default 560)")
-    ap.add_argument("--seed", type=int, default=7)
+    seed_group = ap.add_mutually_exclusive_group()
+    seed_group.add_argument("--seed", type=int, default=None, help="the scenes' seed (default 7)")
+    seed_group.add_argument("--seeds", type=seed_list, default=None, metavar="S,S,...",
+                       help="several seeds' scenes (--n of each) read as one sample, with a line per seed")
     ap.add_argument("--model", type=Path, default=None)
     ap.add_argument("--threshold", type=float, default=None, help="accept threshold (default: the model's)")
     ap.add_argument("--sweep", action="store_true", help="also print precision/recall at other thresholds")
@@ -139,16 +146,18 @@ def main(argv: list[str] | None = None) -> int:
     print(f"model {rec.model_dir} (trained on {len(rec.meta.get('trained_on', []))} designs); "
           f"held-out designs: {', '.join(decks)}; accept threshold {rec.accept_threshold}; engine {rec.engine}")
 
-    scenes = (cached_scenes(args.seed, args.n, decks, CACHE_DIR) if args.cache
-              else render_scenes(args.seed, args.n, decks))
-    overall, by_count, by_overlap, by_deck = Summary(), {}, {}, {}
+    seed_order = args.seeds or [7 if args.seed is None else args.seed]
+    scenes = ((seed, k, image, ann) for seed in seed_order
+              for k, (image, ann) in enumerate(cached_scenes(seed, args.n, decks, CACHE_DIR) if args.cache
+                                               else render_scenes(seed, args.n, decks)))
+    overall, by_count, by_overlap, by_deck, by_seed = Summary(), {}, {}, {}, {}
     times, wrong_notes = [], []
     other_overall, other_times = Summary(), []
     stage_seconds: dict[str, float] = {}
     sweep_thresholds = [0.5, 0.7, 0.8, 0.85, 0.9, 0.95, 0.98]
     sweep = {t: Summary() for t in sweep_thresholds}
     t_render = time.time()
-    for k, (image, ann) in enumerate(scenes):
+    for seed, k, image, ann in scenes:
         n_cards = 1 + k % 8  # as render_scenes drew it
         if other is not None and k % 2:   # (each model reads first every other image: warm caches alike)
             other_times.append(_timed_read(other, image, other_overall, ann))
@@ -166,7 +175,9 @@ def main(argv: list[str] | None = None) -> int:
         by_count.setdefault(bucket, Summary()).add(s)
         by_overlap.setdefault("overlap" if s.overlap else "no overlap", Summary()).add(s)
         by_deck.setdefault(ann.cards[0].deck, Summary()).add(s)
-        wrong_notes += [f"scene {k} ({ann.cards[0].deck}): {w}" for w in s.wrong]
+        by_seed.setdefault(seed, Summary()).add(s)
+        where = f"seed {seed} scene {k}" if len(seed_order) > 1 else f"scene {k}"
+        wrong_notes += [f"{where} ({ann.cards[0].deck}): {w}" for w in s.wrong]
         if args.sweep:
             # Re-decide the same readings at other thresholds (assembly only, outside the timing).
             base = rec.accept_threshold
@@ -178,7 +189,13 @@ def main(argv: list[str] | None = None) -> int:
             other_times.append(_timed_read(other, image, other_overall, ann))
     elapsed = time.time() - t_render
 
-    print(f"\n{args.n} scenes of 1280x720, 1-8 cards, seed {args.seed} ({elapsed:.0f} s in all)\n")
+    which = (f"seed {seed_order[0]}" if len(seed_order) == 1
+             else f"seeds {', '.join(map(str, seed_order))}, {args.n} of each")
+    print(f"\n{args.n * len(seed_order)} scenes of 1280x720, 1-8 cards, {which} ({elapsed:.0f} s in all)\n")
+    if len(seed_order) > 1:
+        for seed, summ in by_seed.items():
+            print(summ.line(f"seed {seed}"))
+        print()
     print(overall.line("all"))
     for key in ("1 card", "2-3 cards", "4+ cards"):
         if key in by_count:
@@ -201,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
         print(other_overall.line("all"))
         print(f"time per 1280x720 image, one core: mean {other_ms.mean():.1f} ms, "
               f"median {np.median(other_ms):.1f} ms, p95 {np.percentile(other_ms, 95):.1f} ms")
+        print(interval_line(other_overall))
     if args.sweep:
         print("\naccept threshold sweep:")
         for t, summ in sweep.items():
@@ -216,6 +234,21 @@ def main(argv: list[str] | None = None) -> int:
                             for name, ok in zip(("precision", "recall", "exact-set", "time"), met)))
     print(interval_line(overall))
     return 0
+
+
+def seed_list(text: str) -> list[int]:
+    """``--seeds``: seeds separated by commas, each once.
+
+    >>> seed_list("7,99, 123")
+    [7, 99, 123]
+    """
+    try:
+        seeds = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"seeds are whole numbers separated by commas, not {text!r}") from None
+    if len(set(seeds)) != len(seeds):
+        raise argparse.ArgumentTypeError(f"a seed given twice would count its scenes twice: {text!r}")
+    return seeds
 
 
 def interval_line(summary: Summary) -> str:

@@ -113,3 +113,43 @@ def test_the_intervals_say_which_targets_one_sample_does_not_settle(bench):
     # A clear miss is settled too: it is not named.
     short = Summary(images=560, readable=1764, tp=1600, fp=40, tp_readable=1600, exact=450)
     assert bench.interval_line(short).endswith("; every target settled by it")
+
+
+def test_several_seeds_are_read_as_one_sample_with_a_line_each(bench, tmp_path, monkeypatch, capsys):
+    """--seeds reads each seed's scenes as --seed does, and pools them: the pooled counts
+    are the sums of the seeds' own runs."""
+    monkeypatch.setattr(bench, "CACHE_DIR", tmp_path)
+
+    def all_line(out):
+        (line,) = [line for line in out.splitlines() if line.startswith("all ")]
+        return line
+
+    def counts(line):   # images, cards, wrong, unknown
+        return [int(x) for x in re.findall(r"(?:images|cards|wrong|unknown)\s+(\d+)", line)]
+
+    singles = {}
+    for seed in (5, 6):
+        assert bench.main(["--n", "3", "--cache", "--seed", str(seed), "--show-errors", "0"]) == 0
+        singles[seed] = all_line(capsys.readouterr().out)
+    assert bench.main(["--n", "3", "--cache", "--seeds", "5,6", "--show-errors", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "6 scenes of 1280x720, 1-8 cards, seeds 5, 6, 3 of each" in out
+    for seed, line in singles.items():   # each seed's line: its own run's figures
+        (mine,) = [x for x in out.splitlines() if x.startswith(f"seed {seed} ")]
+        assert mine.split(None, 2)[2] == line.split(None, 1)[1]
+    assert counts(all_line(out)) == [a + b for a, b in zip(counts(singles[5]), counts(singles[6]))]
+    assert all_line(out).split()[2] == "6"
+    assert "95% intervals on this sample" in out
+
+
+@pytest.mark.parametrize("text, message", [("7,x", "whole numbers"), ("7,99,7", "given twice")])
+def test_a_bad_seed_list_is_refused_by_name(bench, text, message, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        bench.main(["--seeds", text])
+    assert exit_.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_seed_and_seeds_do_not_go_together(bench, capsys):
+    with pytest.raises(SystemExit):
+        bench.main(["--seed", "7", "--seeds", "7,99"])
+    assert "not allowed with argument" in capsys.readouterr().err
