@@ -237,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def seed_list(text: str) -> list[int]:
-    """``--seeds``: seeds separated by commas, each once.
+    """``--seeds``: seeds from 0 up, separated by commas, each once.
 
     >>> seed_list("7,99, 123")
     [7, 99, 123]
@@ -246,6 +246,8 @@ def seed_list(text: str) -> list[int]:
         seeds = [int(part) for part in text.split(",")]
     except ValueError:
         raise argparse.ArgumentTypeError(f"seeds are whole numbers separated by commas, not {text!r}") from None
+    if any(seed < 0 for seed in seeds):   # (numpy's generators take no negative seed)
+        raise argparse.ArgumentTypeError(f"seeds are whole numbers from 0 up, not {text!r}")
     if len(set(seeds)) != len(seeds):
         raise argparse.ArgumentTypeError(f"a seed given twice would count its scenes twice: {text!r}")
     return seeds
@@ -254,8 +256,8 @@ def seed_list(text: str) -> list[int]:
 def interval_line(summary: Summary) -> str:
     """The 95% intervals of the three accuracy figures on this many scenes, and which
     targets lie inside theirs: those this sample does not settle either way (one seed's
-    560 scenes pin exact-set down to about +-1.6 points; more scenes, ``--n``, or other
-    seeds narrow it)."""
+    560 scenes pin exact-set down to about +-1.6 points; more scenes, ``--n`` or
+    ``--seeds``, narrow it)."""
     names = {"precision": "precision", "recall": "recall", "exact": "exact-set"}
     iv = summary.intervals()
     unsettled = [names[k] for k, (lo, hi) in iv.items() if lo < TARGETS[k] <= hi]
