@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=560, help="number of scenes (default 560)")
     seed_group = ap.add_mutually_exclusive_group()
-    seed_group.add_argument("--seed", type=int, default=None, help="the scenes' seed (default 7)")
+    seed_group.add_argument("--seed", type=one_seed, default=None, help="the scenes' seed (default 7)")
     seed_group.add_argument("--seeds", type=seed_list, default=None, metavar="S,S,...",
                        help="several seeds' scenes (--n of each) read as one sample, with a line per seed")
     ap.add_argument("--model", type=Path, default=None)
@@ -234,6 +234,14 @@ def main(argv: list[str] | None = None) -> int:
                             for name, ok in zip(("precision", "recall", "exact-set", "time"), met)))
     print(interval_line(overall))
     return 0
+
+
+def one_seed(text: str) -> int:
+    """``--seed``: a seed from 0 up."""
+    seeds = seed_list(text)
+    if len(seeds) != 1:
+        raise argparse.ArgumentTypeError(f"--seed takes one seed (several: --seeds), not {text!r}")
+    return seeds[0]
 
 
 def seed_list(text: str) -> list[int]:

@@ -149,6 +149,13 @@ def test_a_bad_seed_list_is_refused_by_name(bench, text, message, capsys):
     assert exit_.value.code == 2 and message in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("text, message", [("-1", "from 0 up"), ("x", "whole numbers"), ("7,99", "one seed")])
+def test_a_bad_seed_is_refused_by_name(bench, text, message, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        bench.main(["--seed", text])
+    assert exit_.value.code == 2 and message in capsys.readouterr().err
+
+
 def test_seed_and_seeds_do_not_go_together(bench, capsys):
     with pytest.raises(SystemExit):
         bench.main(["--seed", "7", "--seeds", "7,99"])
