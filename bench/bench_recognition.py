@@ -6,6 +6,7 @@
     .venv/bin/python bench/bench_recognition.py --seed 99 --n 960 --cache --model DIR  # compare models
     .venv/bin/python bench/bench_recognition.py --cache --versus DIR   # and their times, interleaved
     .venv/bin/python bench/bench_recognition.py --cache --seeds 7,99,123,1,2,3,4,5,6,8,9,11,42,314,2025
+    .venv/bin/python bench/bench_recognition.py --cache --generated 128-159 --seed 5001 --n 1120
 
 Scenes come from ``vision.synth.scene.random_scene_spec`` with the held-out
 designs only (``vision.synth.decks.HELD_OUT``), 1 to 8 cards (equally many
@@ -20,6 +21,10 @@ points, so a target met or missed by less is not settled by one seed.
 ``--seeds`` reads several seeds' scenes (``--n`` of each) as one sample: one
 line per seed, then every figure pooled over all of them, with its interval
 (the fifteen seeds above, 8400 scenes, pin exact-set down to about +-0.45).
+``--generated 128-159`` reads procedural designs the model never trained on
+(``gen-128`` to ``gen-159``; ``full`` trains on the first 128) instead of the
+held-out registry designs: many more typefaces and pip shapes, each design
+with its own line, to find a kind of design the model misreads.
 ``--engine opencv`` runs the networks through cv2.dnn instead of onnxruntime;
 ``--stages`` also prints the mean time of each stage (detector, refiner,
 reading, the two second looks, assembly).  Needs the art
@@ -31,14 +36,17 @@ so that comparing models on the same scenes costs the recognition only
 (about a minute for 960 scenes instead of four).  The cache is keyed by the
 seed, the number of scenes, the designs and the renderer's source, so a
 changed renderer renders anew (not by the card art: after installing other
-art, delete ``data/bench/``).
+art, delete ``data/bench/``).  A generated design enters the key by its
+parameters, not by the generator's source, which draws no registry design.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import pickle
+import re
 import sys
 import time
 from pathlib import Path
@@ -53,11 +61,16 @@ from vision.evaluation import Summary, score_image  # noqa: E402
 from vision.inference import ENGINES  # noqa: E402
 from vision.recogniser import Recogniser  # noqa: E402
 from vision.synth.decks import DATA_DIR, HELD_OUT, available_decks, build_face_cache  # noqa: E402
+from vision.synth.procedural import build_generated_decks, design_params, generated_deck_names  # noqa: E402
 from vision.synth.scene import SceneAnnotation, random_scene_spec, render_scene  # noqa: E402
 
 TARGETS = {"precision": 0.995, "recall": 0.98, "exact": 0.95, "ms": 60.0}
 CACHE_DIR = DATA_DIR / "bench"
 SYNTH_DIR = Path(__file__).resolve().parents[1] / "vision" / "synth"
+#: The sources that draw a scene.  Not the generator of the procedural designs: it
+#: draws no registry design, and a generated design enters the key by its parameters.
+RENDERER_SOURCES = [p for p in sorted(SYNTH_DIR.glob("*.py")) if p.name != "procedural.py"]
+GENERATED_NAME = re.compile(r"gen-(\d+)")
 
 
 def render_scenes(seed: int, n: int, decks: list[str]) -> Iterator[tuple[np.ndarray, SceneAnnotation]]:
@@ -70,10 +83,15 @@ def render_scenes(seed: int, n: int, decks: list[str]) -> Iterator[tuple[np.ndar
 
 def cache_path(seed: int, n: int, decks: list[str], cache_dir: Path = CACHE_DIR) -> Path:
     """Where :func:`cached_scenes` keeps these scenes: named by seed and count, and by a
-    digest of the designs and of the renderer's source (a changed renderer draws other scenes)."""
+    digest of the designs and of the renderer's source (a changed renderer draws other scenes);
+    a generated design by its parameters too (a changed design draws other cards)."""
     digest = hashlib.sha256(",".join(decks).encode())
-    for source in sorted(SYNTH_DIR.glob("*.py")):
+    for source in RENDERER_SOURCES:
         digest.update(source.read_bytes())
+    for deck in decks:
+        generated = GENERATED_NAME.fullmatch(deck)
+        if generated:
+            digest.update(json.dumps(design_params(int(generated.group(1))), sort_keys=True).encode())
     return cache_dir / f"scenes-seed{seed}-n{n}-{digest.hexdigest()[:12]}.pkl"
 
 
@@ -119,6 +137,9 @@ def main(argv: list[str] | None = None) -> int:
     seed_group.add_argument("--seeds", type=seed_list, default=None, metavar="S,S,...",
                        help="several seeds' scenes (--n of each) read as one sample, with a line per seed")
     ap.add_argument("--model", type=Path, default=None)
+    ap.add_argument("--generated", type=design_range, default=None, metavar="FIRST-LAST",
+                    help="read procedural designs gen-FIRST to gen-LAST (the model must not have trained on "
+                         "them, e.g. 128-159) instead of the held-out registry designs")
     ap.add_argument("--threshold", type=float, default=None, help="accept threshold (default: the model's)")
     ap.add_argument("--sweep", action="store_true", help="also print precision/recall at other thresholds")
     ap.add_argument("--show-errors", type=int, default=10, help="print this many wrong readings")
@@ -137,14 +158,21 @@ def main(argv: list[str] | None = None) -> int:
     rec = Recogniser(args.model, accept_threshold=args.threshold, engine=args.engine, threads=1)
     other = (Recogniser(args.versus, accept_threshold=args.threshold, engine=args.engine, threads=1)
              if args.versus is not None else None)
-    # The designs this model was trained without (recorded at training time).
-    held_out = rec.meta.get("held_out", list(HELD_OUT))
-    decks = [d for d in held_out if d in available_decks()]
-    if not decks:
-        print("held-out deck designs are not installed: run scripts/fetch-art.sh", file=sys.stderr)
-        return 2
+    if args.generated is not None:
+        decks = unseen_generated(rec, *args.generated)
+        if not decks:
+            return 2
+        which_designs = f"unseen generated designs: {decks[0]} to {decks[-1]}"
+    else:
+        # The designs this model was trained without (recorded at training time).
+        held_out = rec.meta.get("held_out", list(HELD_OUT))
+        decks = [d for d in held_out if d in available_decks()]
+        if not decks:
+            print("held-out deck designs are not installed: run scripts/fetch-art.sh", file=sys.stderr)
+            return 2
+        which_designs = f"held-out designs: {', '.join(decks)}"
     print(f"model {rec.model_dir} (trained on {len(rec.meta.get('trained_on', []))} designs); "
-          f"held-out designs: {', '.join(decks)}; accept threshold {rec.accept_threshold}; engine {rec.engine}")
+          f"{which_designs}; accept threshold {rec.accept_threshold}; engine {rec.engine}")
 
     seed_order = args.seeds or [7 if args.seed is None else args.seed]
     scenes = ((seed, k, image, ann) for seed in seed_order
@@ -234,6 +262,38 @@ def main(argv: list[str] | None = None) -> int:
                             for name, ok in zip(("precision", "recall", "exact-set", "time"), met)))
     print(interval_line(overall))
     return 0
+
+
+def unseen_generated(rec: Recogniser, first: int, last: int) -> list[str]:
+    """Procedural designs ``first`` to ``last``, rendered into the face cache if need be; []
+    (with the reason on stderr) when the model trained on any of them or they cannot be drawn."""
+    names = generated_deck_names(last + 1)[first:]
+    # model.json names the registry designs it trained on, and counts the generated ones (gen-000 up).
+    trained_on = set(rec.meta.get("trained_on", [])) | set(generated_deck_names(rec.meta.get("generated_designs", 0)))
+    trained = [name for name in names if name in trained_on]
+    if trained:
+        print(f"the model trained on {len(trained)} of these designs ({trained[0]} to {trained[-1]}): "
+              f"they are not unseen; choose designs after its last generated one", file=sys.stderr)
+        return []
+    built = build_generated_decks(last + 1, log=lambda m: None, workers=2, first=first)
+    if not built:
+        print("procedural designs need rsvg-convert (Debian librsvg2-bin)", file=sys.stderr)
+    return built
+
+
+def design_range(text: str) -> tuple[int, int]:
+    """``--generated``: the numbers of the first and last procedural design, both included.
+
+    >>> design_range("128-159")
+    (128, 159)
+    """
+    match = re.fullmatch(r"\s*(\d+)\s*-\s*(\d+)\s*", text)
+    if not match:
+        raise argparse.ArgumentTypeError(f"designs are FIRST-LAST, two whole numbers from 0 up, not {text!r}")
+    first, last = int(match.group(1)), int(match.group(2))
+    if first > last:
+        raise argparse.ArgumentTypeError(f"the first design comes before the last, not {text!r}")
+    return first, last
 
 
 def one_seed(text: str) -> int:

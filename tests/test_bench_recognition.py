@@ -58,6 +58,43 @@ def test_the_cache_key_follows_seed_count_and_designs(bench, tmp_path):
     assert key == bench.cache_path(5, 3, list(DECKS), tmp_path)
 
 
+def test_a_generated_design_enters_the_key_by_its_parameters(bench, tmp_path, monkeypatch):
+    """The generator's source draws no registry design: it is not in the key.  A generated
+    design's parameters are: changed, its scenes are drawn anew."""
+    assert all(source.name != "procedural.py" for source in bench.RENDERER_SOURCES)
+    assert {source.name for source in bench.RENDERER_SOURCES} >= {"scene.py", "textures.py", "decks.py"}
+    registry, generated = bench.cache_path(5, 3, DECKS, tmp_path), bench.cache_path(5, 3, ["gen-128"], tmp_path)
+    real = bench.design_params
+    monkeypatch.setattr(bench, "design_params", lambda number: {**real(number), "pip_scale": 0.3})
+    assert bench.cache_path(5, 3, DECKS, tmp_path) == registry
+    assert bench.cache_path(5, 3, ["gen-128"], tmp_path) != generated
+
+
+def test_unseen_generated_designs_are_read_design_by_design(bench, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(bench, "CACHE_DIR", tmp_path)
+    assert bench.main(["--n", "4", "--cache", "--generated", "160-161", "--show-errors", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "unseen generated designs: gen-160 to gen-161;" in out
+    designs = [line.split()[0] for line in out.splitlines() if line.startswith("gen-")]
+    assert designs and set(designs) <= {"gen-160", "gen-161"}
+    assert not any(line.startswith(d) for line in out.splitlines() for d in DECKS)
+
+
+@pytest.mark.parametrize("text, message", [("128", "FIRST-LAST"), ("a-b", "FIRST-LAST"), ("-1-5", "FIRST-LAST"),
+                                           ("159-128", "before the last")])
+def test_a_bad_design_range_is_refused_by_name(bench, text, message, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        bench.main(["--generated", text])
+    assert exit_.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_designs_the_model_trained_on_are_refused(bench, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(bench, "CACHE_DIR", tmp_path)
+    assert bench.main(["--n", "2", "--cache", "--generated", "120-130"]) == 2
+    assert "trained on 8 of these designs (gen-120 to gen-127)" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())   # refused before a scene was drawn
+
+
 def test_the_benchmark_reads_its_scenes_from_the_cache(bench, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(bench, "CACHE_DIR", tmp_path)
     assert bench.main(["--n", "2", "--cache", "--show-errors", "0"]) == 0

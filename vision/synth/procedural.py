@@ -352,8 +352,10 @@ def _build_design(job: tuple[int, str, str]) -> str:
     return name
 
 
-def build_generated_decks(n: int, face_dir: Path = FACE_DIR, log=print, workers: int = 1) -> list[str]:
-    """Render designs ``gen-000`` .. into the face cache (idempotent); return their names.
+def build_generated_decks(n: int, face_dir: Path = FACE_DIR, log=print, workers: int = 1,
+                          first: int = 0) -> list[str]:
+    """Render designs ``gen-000`` .. ``gen-{n-1}`` into the face cache (idempotent); return their
+    names.  ``first``: start there instead (designs a model never trained on, for a benchmark).
 
     ``workers`` processes render them at once: a design takes about 5 s, most of it
     in ``rsvg-convert``, so the 128 of ``full`` take about 10 minutes one at a time.
@@ -362,9 +364,9 @@ def build_generated_decks(n: int, face_dir: Path = FACE_DIR, log=print, workers:
     if not rsvg_available():
         log("procedural decks: rsvg-convert missing (Debian librsvg2-bin)")
         return []
-    names = generated_deck_names(n)
+    names = generated_deck_names(n)[first:]
     todo = []
-    for number, name in enumerate(names):
+    for number, name in enumerate(names, start=first):
         meta = face_dir / name / "deck.json"
         if not (meta.exists() and json.loads(meta.read_text()).get("params") == _design_digest(number)):
             todo.append((number, name, str(face_dir)))
