@@ -9,7 +9,7 @@ import pytest
 
 from vision.index_geometry import MAX_INDEX_SHARE
 from vision.synth.decks import CARDS, FACE_HEIGHT, HELD_OUT, load_deck
-from vision.synth.procedural import (RANK_FONTS, build_generated_decks, design_params, generated_deck_names,
+from vision.synth.procedural import (PIP_FONTS, RANK_FONTS, build_generated_decks, design_params, generated_deck_names,
                                      render_design, sheet_svg)
 
 
@@ -35,6 +35,18 @@ def test_every_design_keeps_its_index_inside_the_card():
         assert index_h <= MAX_INDEX_SHARE + 1e-9, (i, index_h)
         half_10 = (0.66 if p["squeeze_10"] else 0.78) * p["rank_h"] / p["aspect"]
         assert p["index_x"] - half_10 >= 0.029, (i, "the widest rank would cross the card's edge")
+
+
+def test_training_designs_include_small_index_pips():
+    # Jumbo-index decks pair a tall rank with a small pip, in any typeface; training should
+    # see such pips (docs/vision-experiments.md, sessions 40 and 41).
+    scales = [design_params(i)["pip_scale"] for i in range(128)]
+    assert min(scales) >= 0.4 - 1e-9
+    small = [s for s in scales if s < 0.55]
+    assert len(small) >= 15, f"only {len(small)} of 128 training designs have pips under 0.55 of the rank"
+    params = [design_params(i) for i in range(128)]
+    small_glyphs = {p["pip_font"] for p in params if p["pip_source"] == "glyph" and p["pip_scale"] < 0.6}
+    assert small_glyphs == set(PIP_FONTS), "every pip typeface should be seen small in training"
 
 
 def test_rendered_design_has_52_faces_and_ink_in_both_indices(design):

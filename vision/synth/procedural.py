@@ -94,8 +94,10 @@ def design_params(number: int) -> dict:
     rank_h = float(rng.uniform(0.06, 0.16))                          # cap height / card height
     squeeze_10 = bool(rank_h > 0.11 or rng.random() < 0.5)           # "10" narrowed, as jumbo decks do
     gap = float(rng.uniform(0.05, 0.35))                             # rank-to-pip gap / cap height
-    # Real indices stay within MAX_INDEX_SHARE of the card's height (jumbo designs).
-    pip_scale = min(float(rng.uniform(0.55, 1.0)), MAX_INDEX_SHARE / rank_h - 1 - gap)
+    # Real indices stay within MAX_INDEX_SHARE of the card's height (jumbo designs).  Pips
+    # go down to 0.4 of the rank's height, as jumbo-index decks print them (from 0.55 before
+    # session 40; the smaller ones cost nothing on the benchmark: docs/vision-experiments.md).
+    pip_scale = min(float(rng.uniform(0.4, 1.0)), MAX_INDEX_SHARE / rank_h - 1 - gap)
     # Keep the widest rank ("10") inside the card: half its width plus a margin.
     half_10 = (0.66 if squeeze_10 else 0.78) * rank_h / aspect
     index_x = max(float(rng.uniform(0.07, 0.12)), half_10 + 0.03)
