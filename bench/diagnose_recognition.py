@@ -18,7 +18,10 @@ part of the reading was in doubt: the rank, the suit or both
 (:func:`doubtful_part`); and how often a card is missed by the height of its
 largest readable index (:data:`HEIGHT_BANDS`), by how much of its most
 visible index shows (:data:`VISIBLE_BANDS`) and by how many of its indices
-are readable, and which stage lost them (:data:`MISS_REASONS`).  Prints the counts and a
+are readable, and which stage lost them (:data:`MISS_REASONS`).  And the other way round, the
+wrong readings: every index read at the accept threshold, put on the nearest index that lies
+in the scene (any card's, hidden or not), by how much of that index shows (:data:`SHOWN_BANDS`),
+with the part read wrong (:func:`wrong_part`).  Prints the counts and a
 confidence histogram of right readings; use it to decide what to improve
 next.  Default seed 99 (not the benchmark's 7).  The scenes are
 ``bench_recognition.py``'s, so ``--cache`` reads the ones it keeps.
@@ -44,7 +47,7 @@ from vision.evaluation import score_image  # noqa: E402
 from vision.index_geometry import RANKS, SUITS  # noqa: E402
 from vision.recogniser import CARD_NAMES, Recogniser  # noqa: E402
 from vision.synth.decks import HELD_OUT, available_decks, build_face_cache  # noqa: E402
-from vision.synth.scene import READABLE_FRACTION  # noqa: E402
+from vision.synth.scene import HIDDEN_FRACTION, READABLE_FRACTION  # noqa: E402
 
 #: Where each card name lies in ``IndexReading.probs``.
 CARD_INDEX = {name: k for k, name in enumerate(CARD_NAMES)}
@@ -57,6 +60,12 @@ HEIGHT_BANDS = (0, 40, 50, 60, 70, math.inf)
 #: least that counts as readable), for the misses by cover: a corner of the next card
 #: over part of the index.
 VISIBLE_BANDS = (READABLE_FRACTION, 0.9, 0.95, 0.99)
+#: Bands of how much of an index shows, for the readings made at the accept threshold: hidden
+#: (the card need not be found), covered more than a reader is asked to read past (no target
+#: counts it, but a reading there that is wrong is a wrong card), readable, and whole.
+SHOWN_BANDS = (0.0, HIDDEN_FRACTION, 0.7, READABLE_FRACTION, 0.97)
+#: A reading farther than this (in index heights) from every index in the scene reads no index.
+ON_AN_INDEX = 0.5
 
 
 def doubtful_part(probs: np.ndarray, card: str, clear: float = 0.9) -> str:
@@ -85,6 +94,29 @@ def visible_band(visible: float) -> str:
         if lo <= visible < hi:
             return f"{lo:.2f}+" if math.isinf(hi) else f"{lo:.2f}-{hi:.2f}"
     raise ValueError(f"not a readable index's visible fraction: {visible!r}")
+
+
+def shown_band(visible: float) -> str:
+    """The :data:`SHOWN_BANDS` band a visible fraction falls in, as ``"0.70-0.85"`` or ``"0.97+"``.
+
+    >>> shown_band(0.0), shown_band(0.8), shown_band(1.0)
+    ('0.00-0.45', '0.70-0.85', '0.97+')
+    """
+    for lo, hi in zip(SHOWN_BANDS, SHOWN_BANDS[1:] + (math.inf,)):
+        if lo <= visible < hi:
+            return f"{lo:.2f}+" if math.isinf(hi) else f"{lo:.2f}-{hi:.2f}"
+    raise ValueError(f"not a visible fraction: {visible!r}")
+
+
+def wrong_part(read: str, card: str) -> str:
+    """Which part of the reading ``read`` of the index of ``card`` is wrong: ``"rank"``,
+    ``"suit"``, ``"both"`` or ``"neither"``.
+
+    >>> wrong_part("QS", "QC"), wrong_part("10C", "7C"), wrong_part("2H", "KS"), wrong_part("AD", "AD")
+    ('suit', 'rank', 'both', 'neither')
+    """
+    rank_ok, suit_ok = read[:-1] == card[:-1], read[-1] == card[-1]
+    return {(True, True): "neither", (True, False): "suit", (False, True): "rank"}.get((rank_ok, suit_ok), "both")
 
 
 def band_line(label: str, band: Counter) -> str:
@@ -129,6 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     by_height = {}                         # band -> Counter(cards, missed, and a count per MISS_REASONS)
     by_visible = {}                        # the same by the most visible index's visible fraction
     by_count = {}                          # the same by how many of the card's indices are readable
+    by_shown = {}                          # readings at the threshold: band -> Counter(read, and each wrong part)
     for image, ann in scenes:
         # The stages of Recogniser.read_indices one by one, to see the geometry before refining.
         peaks = rec.detect_peaks(image)
@@ -146,6 +179,23 @@ def main(argv: list[str] | None = None) -> int:
         at_zero = {c.card for c in rec.assemble([copy.copy(f) for f in found], W, H).cards}
         rec.accept_threshold = base
         deck = ann.cards[0].deck
+        lying = [(card.card, ix) for card in ann.cards for ix in card.indices]
+        for f in found:
+            label, p = f.best
+            if f.p_index < 0.5 or p < base:
+                continue                   # refused or unsure: not reported
+            near = min(lying, key=lambda t: math.dist(t[1].centre, f.centre), default=None)
+            if near is None or math.dist(near[1].centre, f.centre) > ON_AN_INDEX * near[1].height:
+                band = by_shown.setdefault("off", Counter())
+                band["read"] += 1
+                band["wrong"] += 1
+                continue
+            band = by_shown.setdefault(shown_band(near[1].visible), Counter())
+            band["read"] += 1
+            part = wrong_part(label, near[0])
+            if part != "neither":
+                band["wrong"] += 1
+                band[part] += 1
         for card in ann.cards:
             readable = [ix for ix in card.indices if ix.visible >= READABLE_FRACTION]
             stages = []
@@ -248,6 +298,14 @@ def main(argv: list[str] | None = None) -> int:
     print("\n  missed by how many of the card's indices are readable:")
     for n in sorted(by_count):
         print(band_line(f"{n} index" if n == 1 else f"{n} indices", by_count[n]))
+    print(f"\n  indices read at the accept threshold, by how much of the nearest index shows "
+          f"(wrong: rank / suit / both):")
+    for lo in SHOWN_BANDS:
+        band = by_shown.get(shown_band(lo), Counter())
+        print(f"    {shown_band(lo):<10} read {band['read']:5d}  wrong {band['wrong']:4d} "
+              f"({100 * band['wrong'] / max(1, band['read']):.1f}%): {band['rank']} / {band['suit']} / {band['both']}")
+    off = by_shown.get("off", Counter())
+    print(f"    on no index (farther than {ON_AN_INDEX} of an index height from every one): read {off['read']}")
     return 0
 
 

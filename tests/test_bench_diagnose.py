@@ -91,6 +91,36 @@ def test_the_account_of_a_few_scenes_adds_up(diag, capsys):
     assert 0 < sum(map(int, parts.values())) == found <= missed
 
 
+def test_the_readings_at_the_threshold_add_up_by_how_much_of_their_index_shows(diag, capsys):
+    assert diag.main(["--n", "8", "--seed", "5"]) == 0
+    out = capsys.readouterr().out
+    bands = re.findall(r"^\s+(\d\.\d\d(?:-\d\.\d\d|\+))\s+read\s+(\d+)\s+wrong\s+(\d+) \([\d.]+%\): (\d+) / (\d+) / (\d+)$",
+                       out, re.M)
+    assert [b[0] for b in bands] == ["0.00-0.45", "0.45-0.70", "0.70-0.85", "0.85-0.97", "0.97+"]
+    counts = [[int(v) for v in b[1:]] for b in bands]
+    # Each band's wrong readings are its wrong ranks, suits and both, and no more than it read.
+    assert all(wrong == rank + suit + both <= read for read, wrong, rank, suit, both in counts)
+    off = int(re.search(r"on no index \(farther than [\d.]+ of an index height from every one\): read (\d+)$",
+                        out, re.M).group(1))
+    # A reading of a whole index is almost always made: eight scenes hold readable cards.
+    assert counts[-1][0] > 0
+    assert sum(c[0] for c in counts) + off > 0
+
+
+def test_shown_bands_and_wrong_parts(diag):
+    assert diag.shown_band(0.0) == diag.shown_band(0.449) == "0.00-0.45"
+    assert diag.shown_band(diag.HIDDEN_FRACTION) == "0.45-0.70"
+    assert diag.shown_band(diag.READABLE_FRACTION) == "0.85-0.97"
+    assert diag.shown_band(0.97) == diag.shown_band(1.0) == "0.97+"
+    for bad in (-0.1, math.nan):
+        with pytest.raises(ValueError, match="visible fraction"):
+            diag.shown_band(bad)
+    assert diag.wrong_part("10S", "10C") == "suit"
+    assert diag.wrong_part("JH", "QH") == "rank"
+    assert diag.wrong_part("10H", "10H") == "neither"
+    assert diag.wrong_part("AS", "KD") == "both"
+
+
 def test_visible_bands_cover_every_readable_fraction_once(diag):
     assert diag.visible_band(diag.READABLE_FRACTION) == "0.85-0.90"
     assert diag.visible_band(0.9) == "0.90-0.95"
