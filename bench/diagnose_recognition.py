@@ -21,7 +21,8 @@ visible index shows (:data:`VISIBLE_BANDS`) and by how many of its indices
 are readable, and which stage lost them (:data:`MISS_REASONS`).  And the other way round, the
 wrong readings: every index read at the accept threshold, put on the nearest index that lies
 in the scene (any card's, hidden or not), by how much of that index shows (:data:`SHOWN_BANDS`),
-with the part read wrong (:func:`wrong_part`).  Prints the counts and a
+with the part read wrong (:func:`wrong_part`), and those of covered indices by how much of their
+suit pip shows (:data:`PIP_BANDS`).  Prints the counts and a
 confidence histogram of right readings; use it to decide what to improve
 next.  Default seed 99 (not the benchmark's 7).  The scenes are
 ``bench_recognition.py``'s, so ``--cache`` reads the ones it keeps.
@@ -64,6 +65,9 @@ VISIBLE_BANDS = (READABLE_FRACTION, 0.9, 0.95, 0.99)
 #: (the card need not be found), covered more than a reader is asked to read past (no target
 #: counts it, but a reading there that is wrong is a wrong card), readable, and whole.
 SHOWN_BANDS = (0.0, HIDDEN_FRACTION, 0.7, READABLE_FRACTION, 0.97)
+#: Bands of how much of an index's suit pip shows (``IndexAnnotation.pip_visible``), for the
+#: readings of indices under READABLE_FRACTION: a card's edge over an index hides the pip first.
+PIP_BANDS = (0.0, 0.5, 0.9)
 #: A reading farther than this (in index heights) from every index in the scene reads no index.
 ON_AN_INDEX = 0.5
 
@@ -108,6 +112,18 @@ def shown_band(visible: float) -> str:
     raise ValueError(f"not a visible fraction: {visible!r}")
 
 
+def pip_band(pip_visible: float) -> str:
+    """The :data:`PIP_BANDS` band of how much of a pip shows, as ``"0.50-0.90"`` or ``"0.90+"``.
+
+    >>> pip_band(0.2), pip_band(1.0)
+    ('0.00-0.50', '0.90+')
+    """
+    for lo, hi in zip(PIP_BANDS, PIP_BANDS[1:] + (math.inf,)):
+        if lo <= pip_visible < hi:
+            return f"{lo:.2f}+" if math.isinf(hi) else f"{lo:.2f}-{hi:.2f}"
+    raise ValueError(f"not a visible fraction: {pip_visible!r}")
+
+
 def wrong_part(read: str, card: str) -> str:
     """Which part of the reading ``read`` of the index of ``card`` is wrong: ``"rank"``,
     ``"suit"``, ``"both"`` or ``"neither"``.
@@ -123,6 +139,12 @@ def band_line(label: str, band: Counter) -> str:
     """One line of a table of misses by band: cards, missed, and the stage that lost them."""
     return (f"    {label:<10} cards {band['cards']:5d}  missed {band['missed']:4d} "
             f"({100 * band['missed'] / max(1, band['cards']):.1f}%): " + " / ".join(str(band[why]) for why in MISS_REASONS))
+
+
+def shown_line(label: str, band: Counter) -> str:
+    """One line of a table of readings by band: read, wrong, and the part read wrong."""
+    return (f"    {label:<14} read {band['read']:5d}  wrong {band['wrong']:4d} "
+            f"({100 * band['wrong'] / max(1, band['read']):.1f}%): {band['rank']} / {band['suit']} / {band['both']}")
 
 
 def height_band(height: float) -> str:
@@ -162,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     by_visible = {}                        # the same by the most visible index's visible fraction
     by_count = {}                          # the same by how many of the card's indices are readable
     by_shown = {}                          # readings at the threshold: band -> Counter(read, and each wrong part)
+    by_pip = {}                            # the same of the covered indices' by how much of the pip shows
     for image, ann in scenes:
         # The stages of Recogniser.read_indices one by one, to see the geometry before refining.
         peaks = rec.detect_peaks(image)
@@ -190,12 +213,15 @@ def main(argv: list[str] | None = None) -> int:
                 band["read"] += 1
                 band["wrong"] += 1
                 continue
-            band = by_shown.setdefault(shown_band(near[1].visible), Counter())
-            band["read"] += 1
+            bands = [by_shown.setdefault(shown_band(near[1].visible), Counter())]
+            if near[1].visible < READABLE_FRACTION:
+                bands.append(by_pip.setdefault(pip_band(near[1].pip_visible), Counter()))
             part = wrong_part(label, near[0])
-            if part != "neither":
-                band["wrong"] += 1
-                band[part] += 1
+            for band in bands:
+                band["read"] += 1
+                if part != "neither":
+                    band["wrong"] += 1
+                    band[part] += 1
         for card in ann.cards:
             readable = [ix for ix in card.indices if ix.visible >= READABLE_FRACTION]
             stages = []
@@ -301,11 +327,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n  indices read at the accept threshold, by how much of the nearest index shows "
           f"(wrong: rank / suit / both):")
     for lo in SHOWN_BANDS:
-        band = by_shown.get(shown_band(lo), Counter())
-        print(f"    {shown_band(lo):<10} read {band['read']:5d}  wrong {band['wrong']:4d} "
-              f"({100 * band['wrong'] / max(1, band['read']):.1f}%): {band['rank']} / {band['suit']} / {band['both']}")
+        print(shown_line(shown_band(lo), by_shown.get(shown_band(lo), Counter())))
     off = by_shown.get("off", Counter())
     print(f"    on no index (farther than {ON_AN_INDEX} of an index height from every one): read {off['read']}")
+    print(f"\n  of those, the indices under {READABLE_FRACTION} visible by how much of their suit pip shows "
+          f"(wrong: rank / suit / both):")
+    for lo in PIP_BANDS:
+        print(shown_line("pip " + pip_band(lo), by_pip.get(pip_band(lo), Counter())))
     return 0
 
 

@@ -145,6 +145,21 @@ def test_a_card_on_top_hides_the_index_below(decks):
     assert ann.cards[1].visible > 0.5
 
 
+def test_an_edge_over_the_bottom_of_an_index_hides_its_pip_first(decks):
+    under = CardPlacement("QC", (150, 150), 0, 200, "letele")
+    _, alone = render_scene(SceneSpec(400, 300, [under], table="wood"), np.random.default_rng(1))
+    tl = alone.cards[0].indices[0]
+    assert tl.visible > 0.99 and tl.pip_visible > 0.99
+    # A second card whose top edge crosses the index 0.3 of its height above its bottom:
+    # about 0.3 of the index hidden, and 0.3 of the 0.35 that is the pip's (PIP_SHARE).
+    x0, y0, y1 = float(tl.quad[:, 0].min()), float(tl.quad[:, 1].min()), float(tl.quad[:, 1].max())
+    over = CardPlacement("3S", (x0 + 60, y1 - 0.3 * (y1 - y0) + 100), 0, 200, "letele")
+    _, ann = render_scene(SceneSpec(400, 300, [under, over], table="wood"), np.random.default_rng(1))
+    tl = ann.cards[0].indices[0]
+    assert 0.65 < tl.visible < 0.8
+    assert tl.pip_visible < 0.3
+
+
 def test_a_hand_occludes_and_effects_keep_the_image_valid(decks):
     spec = SceneSpec(480, 360, [CardPlacement("QH", (240, 180), 30, 220, "letele")], table="newspaper",
                      hands=[Hand(centre=(240, 180), angle=0, length=600)],
