@@ -14,7 +14,8 @@ from vision.index_geometry import DET_CHANNELS, DET_STRIDE, NOT_INDEX, PATCH_H, 
 from vision.synth.decks import HELD_OUT, available_decks
 from vision.synth.scene import CardPlacement, SceneSpec, render_scene
 
-from vision.training.data import SceneSet, _index_records, classifier_crops, covered_crops, detector_targets
+from vision.training.data import (SUIT_HIDDEN, SceneSet, _index_records, classifier_crops, covered_crops,
+                                  detector_targets)
 
 
 @pytest.fixture(scope="module")
@@ -73,6 +74,62 @@ def test_covered_crops_add_copies_of_covered_indices_only(art):
     X0, R0, S0 = covered_crops(SceneSet(img[None], [recs]), seed=0, partly_covered_copies=3,
                                more_covered_copies=2)
     assert X0.shape == (0, PATCH_H, PATCH_W, 3) and R0.shape == S0.shape == (0,)
+
+
+def test_an_index_whose_pip_is_covered_is_labelled_with_its_rank_and_no_known_suit(art):
+    img, recs = _scene()
+    assert all(r["pip_visible"] == 1.0 for r in recs)  # the renderer says how much of the pip shows
+    # One index readable with its pip half hidden, the other whole; then both partly covered.
+    scene = [dict(recs[0], pip_visible=0.3), recs[1]]
+    X, R, S = classifier_crops(SceneSet(img[None], [scene]), seed=0, jitter_copies=2, negatives_per_image=0,
+                               hidden_pip_below=0.5)
+    pos = R != NOT_INDEX
+    assert set(R[pos]) == {RANKS.index("9")}
+    assert sorted(S[pos]) == [SUIT_HIDDEN] * 2 + [SUITS.index("D")] * 2
+    # Off (the default), the same crops keep their suit, pixel for pixel.
+    X0, R0, S0 = classifier_crops(SceneSet(img[None], [scene]), seed=0, jitter_copies=2, negatives_per_image=0)
+    assert np.array_equal(X0, X) and np.array_equal(R0, R) and set(S0[R0 != NOT_INDEX]) == {SUITS.index("D")}
+    covered = [dict(recs[0], visible=0.8, pip_visible=0.49), dict(recs[1], visible=0.9, pip_visible=0.5)]
+    _, Rc, Sc = covered_crops(SceneSet(img[None], [covered]), seed=0, partly_covered_copies=1,
+                              more_covered_copies=1, hidden_pip_below=0.5)
+    assert list(Rc) == [RANKS.index("9")] * 2 and list(Sc) == [SUIT_HIDDEN, SUITS.index("D")]
+    # Records rendered before pip_visible existed count as showing their pip.
+    old = [{k: v for k, v in r.items() if k != "pip_visible"} for r in recs]
+    _, R1, S1 = classifier_crops(SceneSet(img[None], [old]), seed=0, negatives_per_image=0, hidden_pip_below=0.5)
+    assert set(S1[R1 != NOT_INDEX]) == {SUITS.index("D")}
+
+
+def test_the_suit_loss_teaches_a_hidden_pip_as_no_known_suit():
+    import doctest
+
+    import torch
+    import torch.nn.functional as F
+
+    from vision.training import train
+    from vision.training.train import suit_loss
+
+    g = torch.Generator().manual_seed(0)
+    logits = torch.randn(6, 4, generator=g, requires_grad=True)
+    s = torch.tensor([0, 3, -1, 2, -1, 1])
+    # No hidden pip: exactly the loss trained before (crops without a suit add nothing).
+    keep = s >= 0
+    assert torch.equal(suit_loss(logits, s), F.cross_entropy(logits[keep], s[keep], label_smoothing=0.02))
+    assert suit_loss(logits, torch.full((6,), -1)).item() == 0.0
+    # A hidden pip is pulled towards the uniform distribution: its gradient points
+    # away from its most likely suit and towards its least likely.
+    s_hidden = torch.tensor([SUIT_HIDDEN, 3, -1, 2, -1, 1])
+    suit_loss(logits, s_hidden).backward()
+    row = logits.detach()[0]
+    assert logits.grad[0][row.argmax()] > 0 > logits.grad[0][row.argmin()]
+    assert torch.all(logits.grad[[2, 4]] == 0)
+    # Its loss is least when the four suits are equally likely (log 4).
+    flat = torch.zeros(1, 4)
+    assert suit_loss(flat, torch.tensor([SUIT_HIDDEN])).item() == pytest.approx(np.log(4))
+    assert suit_loss(torch.tensor([[2.0, 0, 0, 0]]), torch.tensor([SUIT_HIDDEN])).item() > np.log(4)
+    runner = doctest.DocTestRunner()
+    for test in doctest.DocTestFinder().find(train.suit_loss, "suit_loss", globs={"torch": torch, "suit_loss": suit_loss}):
+        runner.run(test)
+    assert runner.failures == 0 and runner.tries >= 3
 
 
 def test_tiny_training_run_exports_models_the_recogniser_loads(art, tmp_path, capsys, monkeypatch):

@@ -34,6 +34,11 @@ PARTLY_COVERED_BELOW = 0.97
 #: The least visible index that :func:`covered_crops` still takes as legible, though no
 #: longer required of the recogniser (under READABLE_FRACTION).
 MORE_COVERED_FROM = 0.7
+#: The suit label of an index that is legible but whose pip does not show (an edge lies
+#: over the bottom of the index, :attr:`vision.synth.scene.IndexAnnotation.pip_visible`):
+#: the classifier is taught that it cannot tell the suit (a uniform target over the four)
+#: instead of the card's, which it could only have guessed from what lies there.
+SUIT_HIDDEN = -2
 #: How far the jittered copies of a positive crop are cut from the truth: (position
 #: sigma in index heights, angle sigma in degrees, log-size sigma).  Copy 0 is close to
 #: the truth, later ones as far off as the detector's worse estimates (angle error p90
@@ -52,7 +57,7 @@ def _index_records(ann) -> list[dict]:
     for ci, card in enumerate(ann.cards):
         for k, ix in enumerate(card.indices):
             out.append({"card": card.card, "card_i": ci, "corner": k, "cx": ix.centre[0], "cy": ix.centre[1],
-                        "angle": ix.angle, "h": ix.height, "visible": ix.visible,
+                        "angle": ix.angle, "h": ix.height, "visible": ix.visible, "pip_visible": ix.pip_visible,
                         "card_cx": card.centre[0], "card_cy": card.centre[1], "card_h": card.height})
     return out
 
@@ -195,8 +200,17 @@ def detector_targets(recs: list[dict], height: int, width: int, x0: int = 0, y0:
 # Classifier crops
 
 
-def classifier_crops(scenes: SceneSet, seed: int, jitter_copies: int = 2, negatives_per_image: int = 4
-                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _suit_label(r: dict, hidden_pip_below: float) -> int:
+    """The suit label of readable index record ``r``: its card's suit, or :data:`SUIT_HIDDEN`
+    when less than ``hidden_pip_below`` of its pip shows (records rendered before the
+    renderer measured it count as showing their pip whole)."""
+    if r.get("pip_visible", 1.0) < hidden_pip_below:
+        return SUIT_HIDDEN
+    return SUITS.index(r["card"][-1])
+
+
+def classifier_crops(scenes: SceneSet, seed: int, jitter_copies: int = 2, negatives_per_image: int = 4,
+                     hidden_pip_below: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Index crops with labels: (X uint8 N x PATCH_H x PATCH_W x 3, rank 0..13, suit 0..3 or -1).
 
     Positives: readable indices, cut with jitter in position, angle and size
@@ -204,6 +218,8 @@ def classifier_crops(scenes: SceneSet, seed: int, jitter_copies: int = 2, negati
     indices turned 90 or 180 degrees (an upside-down 6 is a 9: the classifier
     must refuse, not guess), hidden indices, and random spots on the
     table and inside cards (pips, court art, clutter, newspaper print).
+    A readable index with less than ``hidden_pip_below`` of its pip showing
+    gets the suit label :data:`SUIT_HIDDEN` (0, the default: never).
     """
     rng = np.random.default_rng(seed)
     X, R, S = [], [], []
@@ -213,7 +229,7 @@ def classifier_crops(scenes: SceneSet, seed: int, jitter_copies: int = 2, negati
             if r["h"] < MIN_READ_HEIGHT:
                 continue  # too few pixels to read after blur and JPEG: a label here would be noise
             if r["visible"] >= READABLE_FRACTION:
-                rank, suit = RANKS.index(r["card"][:-1]), SUITS.index(r["card"][-1])
+                rank, suit = RANKS.index(r["card"][:-1]), _suit_label(r, hidden_pip_below)
                 for k in range(jitter_copies):
                     X.append(_jittered_crop(img, r, k, rng))
                     R.append(rank)
@@ -254,7 +270,8 @@ def _jittered_crop(img: np.ndarray, r: dict, k: int, rng: np.random.Generator) -
 
 
 def covered_crops(scenes: SceneSet, seed: int, partly_covered_copies: int, more_covered_copies: int = 0,
-                  more_covered_from: float = MORE_COVERED_FROM) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                  more_covered_from: float = MORE_COVERED_FROM, hidden_pip_below: float = 0.0
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """More positive crops of the indices that another card partly covers, labelled with their card.
 
     Cards whose only readable index is partly covered are where the recogniser
@@ -267,8 +284,8 @@ def covered_crops(scenes: SceneSet, seed: int, partly_covered_copies: int, more_
     of each index covered more (visible from ``more_covered_from`` up to
     READABLE_FRACTION: not required of the recogniser, but still legible), so
     that the classifier learns to read past the edge of a card lying over an
-    index.  Same return value as :func:`classifier_crops`; empty when there
-    are none.
+    index.  Same return value as :func:`classifier_crops` (``hidden_pip_below`` too);
+    empty when there are none.
     """
     rng = np.random.default_rng(seed)
     X, R, S = [], [], []
@@ -285,7 +302,7 @@ def covered_crops(scenes: SceneSet, seed: int, partly_covered_copies: int, more_
             for k in range(copies):
                 X.append(_jittered_crop(img, r, k, rng))
                 R.append(RANKS.index(r["card"][:-1]))
-                S.append(SUITS.index(r["card"][-1]))
+                S.append(_suit_label(r, hidden_pip_below))
     if not X:
         return np.zeros((0, PATCH_H, PATCH_W, 3), np.uint8), np.zeros(0, np.int64), np.zeros(0, np.int64)
     return np.stack(X), np.array(R, np.int64), np.array(S, np.int64)

@@ -49,7 +49,7 @@ from vision.index_geometry import (CROP_STD_FLOOR, DET_LONG_SIDE, NOT_INDEX, PAT
 from vision.recogniser import REFINE_LIMITS, decode_indices, detector_input
 from vision.synth.decks import DATA_DIR, HELD_OUT, available_decks, build_face_cache
 from vision.synth.procedural import build_generated_decks
-from vision.training.data import (classifier_crops, covered_crops, detector_crops, detector_targets,
+from vision.training.data import (SUIT_HIDDEN, classifier_crops, covered_crops, detector_crops, detector_targets,
                                   generate_scenes, load_scenes, refiner_samples)
 from vision.training.models import IndexClassifier, IndexDetector, IndexRefiner
 from vision.training.budget import BudgetError, Speeds, classifier_epochs, plan
@@ -108,6 +108,11 @@ class Config:
     #: equal precision (docs/vision-experiments.md, sessions 20 to 22).
     partly_covered_copies: int = 0
     more_covered_copies: int = 0
+    #: A readable index crop whose suit pip shows less than this (the renderer's
+    #: ``pip_visible``) is labelled data.SUIT_HIDDEN: its rank, and a suit the classifier
+    #: is taught not to know (a uniform target), so that an edge over the pip makes the
+    #: index unreadable rather than read with the suit of whatever lies there.  0 = off.
+    hidden_pip_below: float = 0.0
     heat_threshold: float = 0.3
     accept_threshold: float = 0.85
     #: Procedural designs (vision.synth.procedural) added to the registry designs.
@@ -175,7 +180,7 @@ CONFIGS = {
                    cls_width=0.5, generated=2,
                    reshape_glyphs=True, detector_crops=True, refiner=True, refine_epochs=1, refine_width=0.5,
                    look_turned=True, weak_heat=0.15, screen_clear=0.96, bf16=True,
-                   partly_covered_copies=3, more_covered_copies=1, quantise_scenes=2),
+                   partly_covered_copies=3, more_covered_copies=1, hidden_pip_below=0.5, quantise_scenes=2),
     # A first usable model in about half an hour on 2 idle cores.
     "quick": Config(scenes=3000, det_steps=1500, det_batch=12, det_crop=288, cls_epochs=4, generated=24),
     # The committed model: 81 minutes on 2 cores of a Zen 5 with native bfloat16 (95 to 140 on
@@ -435,18 +440,48 @@ def _augment(x: torch.Tensor, g: torch.Generator, reshape: bool = False) -> torc
 def scene_crops(scenes, cfg: Config, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The classifier's crops cut from the annotated training scenes: :func:`classifier_crops`,
     and :func:`covered_crops` when ``cfg`` asks for more copies of covered indices."""
-    X, R, S = classifier_crops(scenes, seed + 1, jitter_copies=cfg.jitter_copies)
+    X, R, S = classifier_crops(scenes, seed + 1, jitter_copies=cfg.jitter_copies,
+                               hidden_pip_below=cfg.hidden_pip_below)
     if cfg.partly_covered_copies or cfg.more_covered_copies:
-        Xc, Rc, Sc = covered_crops(scenes, seed + 4, cfg.partly_covered_copies, cfg.more_covered_copies)
+        Xc, Rc, Sc = covered_crops(scenes, seed + 4, cfg.partly_covered_copies, cfg.more_covered_copies,
+                                   hidden_pip_below=cfg.hidden_pip_below)
         _log(f"{len(Xc)} more crops of covered indices")
         X, R, S = np.concatenate([X, Xc]), np.concatenate([R, Rc]), np.concatenate([S, Sc])
     return X, R, S
 
 
+def suit_loss(logits: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
+    """The classifier's suit loss on a batch: cross-entropy with the suit ``s`` where there is
+    one (0..3), with the uniform distribution where it is data.SUIT_HIDDEN (the index is
+    legible, its pip covered), averaged over both; the crops with no suit (-1: not an
+    index) add nothing.
+
+    >>> logits = torch.tensor([[9.0, 0.0, 0.0, 0.0], [9.0, 0.0, 0.0, 0.0]])
+    >>> round(suit_loss(logits, torch.tensor([0, -1])).item(), 3)     # sure and right
+    0.135
+    >>> round(suit_loss(logits, torch.tensor([-2, -1])).item(), 3)    # sure where it cannot be
+    6.75
+    >>> round(suit_loss(torch.zeros(1, 4), torch.tensor([-2])).item(), 3)   # unsure, as it should be: log 4
+    1.386
+    """
+    has_suit = s >= 0
+    hidden = s == SUIT_HIDDEN
+    if not hidden.any():
+        # As before hidden pips were labelled: the same sums, bit for bit.
+        if not has_suit.any():
+            return logits.new_zeros(())
+        return F.cross_entropy(logits[has_suit], s[has_suit], label_smoothing=0.02)
+    rows = has_suit | hidden
+    target = F.one_hot(s[rows].clamp(min=0), logits.shape[1]).float()
+    target[hidden[rows]] = 1.0 / logits.shape[1]
+    return F.cross_entropy(logits[rows], target, label_smoothing=0.02)
+
+
 def train_classifier(X: np.ndarray, R: np.ndarray, S: np.ndarray, cfg: Config, seed: int,
                      name: str = "classifier") -> IndexClassifier:
     """Train one index classifier on crops X (uint8 N x PATCH_H x PATCH_W x 3) with
-    ranks R and suits S (-1: none); ``name`` starts its progress lines."""
+    ranks R and suits S (-1: none; data.SUIT_HIDDEN: a uniform target, :func:`suit_loss`);
+    ``name`` starts its progress lines."""
     torch.manual_seed(seed)
     g = torch.Generator().manual_seed(seed)
     n = len(X)
@@ -471,9 +506,7 @@ def train_classifier(X: np.ndarray, R: np.ndarray, S: np.ndarray, cfg: Config, s
                 out = net(_channels_last(x)).float()
             r, s = Rt[idx], St[idx]
             loss = F.cross_entropy(out[:, :NOT_INDEX + 1], r, label_smoothing=0.02)
-            has_suit = s >= 0
-            if has_suit.any():
-                loss = loss + F.cross_entropy(out[has_suit, NOT_INDEX + 1:], s[has_suit], label_smoothing=0.02)
+            loss = loss + suit_loss(out[:, NOT_INDEX + 1:], s)
             opt.zero_grad()
             loss.backward()
             opt.step()
