@@ -22,7 +22,7 @@ are readable, and which stage lost them (:data:`MISS_REASONS`).  And the other w
 wrong readings: every index read at the accept threshold, put on the nearest index that lies
 in the scene (any card's, hidden or not), by how much of that index shows (:data:`SHOWN_BANDS`),
 with the part read wrong (:func:`wrong_part`), and those of covered indices by how much of their
-suit pip shows (:data:`PIP_BANDS`).  Prints the counts and a
+suit pip shows, and by how much of their rank (:data:`PART_BANDS`).  Prints the counts and a
 confidence histogram of right readings; use it to decide what to improve
 next.  Default seed 99 (not the benchmark's 7).  The scenes are
 ``bench_recognition.py``'s, so ``--cache`` reads the ones it keeps.
@@ -65,9 +65,10 @@ VISIBLE_BANDS = (READABLE_FRACTION, 0.9, 0.95, 0.99)
 #: (the card need not be found), covered more than a reader is asked to read past (no target
 #: counts it, but a reading there that is wrong is a wrong card), readable, and whole.
 SHOWN_BANDS = (0.0, HIDDEN_FRACTION, 0.7, READABLE_FRACTION, 0.97)
-#: Bands of how much of an index's suit pip shows (``IndexAnnotation.pip_visible``), for the
-#: readings of indices under READABLE_FRACTION: a card's edge over an index hides the pip first.
-PIP_BANDS = (0.0, 0.5, 0.9)
+#: Bands of how much of an index's suit pip or rank shows (``IndexAnnotation.pip_visible``,
+#: ``rank_visible``), for the readings of indices under READABLE_FRACTION: a card's edge over
+#: an index hides one part of it more than the other.
+PART_BANDS = (0.0, 0.5, 0.9)
 #: A reading farther than this (in index heights) from every index in the scene reads no index.
 ON_AN_INDEX = 0.5
 
@@ -112,16 +113,16 @@ def shown_band(visible: float) -> str:
     raise ValueError(f"not a visible fraction: {visible!r}")
 
 
-def pip_band(pip_visible: float) -> str:
-    """The :data:`PIP_BANDS` band of how much of a pip shows, as ``"0.50-0.90"`` or ``"0.90+"``.
+def part_band(part_visible: float) -> str:
+    """The :data:`PART_BANDS` band of how much of a pip or rank shows, as ``"0.50-0.90"`` or ``"0.90+"``.
 
-    >>> pip_band(0.2), pip_band(1.0)
+    >>> part_band(0.2), part_band(1.0)
     ('0.00-0.50', '0.90+')
     """
-    for lo, hi in zip(PIP_BANDS, PIP_BANDS[1:] + (math.inf,)):
-        if lo <= pip_visible < hi:
+    for lo, hi in zip(PART_BANDS, PART_BANDS[1:] + (math.inf,)):
+        if lo <= part_visible < hi:
             return f"{lo:.2f}+" if math.isinf(hi) else f"{lo:.2f}-{hi:.2f}"
-    raise ValueError(f"not a visible fraction: {pip_visible!r}")
+    raise ValueError(f"not a visible fraction: {part_visible!r}")
 
 
 def wrong_part(read: str, card: str) -> str:
@@ -185,6 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     by_count = {}                          # the same by how many of the card's indices are readable
     by_shown = {}                          # readings at the threshold: band -> Counter(read, and each wrong part)
     by_pip = {}                            # the same of the covered indices' by how much of the pip shows
+    by_rank = {}                           # ... and of the rank
     for image, ann in scenes:
         # The stages of Recogniser.read_indices one by one, to see the geometry before refining.
         peaks = rec.detect_peaks(image)
@@ -215,7 +217,8 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             bands = [by_shown.setdefault(shown_band(near[1].visible), Counter())]
             if near[1].visible < READABLE_FRACTION:
-                bands.append(by_pip.setdefault(pip_band(near[1].pip_visible), Counter()))
+                bands.append(by_pip.setdefault(part_band(near[1].pip_visible), Counter()))
+                bands.append(by_rank.setdefault(part_band(near[1].rank_visible), Counter()))
             part = wrong_part(label, near[0])
             for band in bands:
                 band["read"] += 1
@@ -332,8 +335,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"    on no index (farther than {ON_AN_INDEX} of an index height from every one): read {off['read']}")
     print(f"\n  of those, the indices under {READABLE_FRACTION} visible by how much of their suit pip shows "
           f"(wrong: rank / suit / both):")
-    for lo in PIP_BANDS:
-        print(shown_line("pip " + pip_band(lo), by_pip.get(pip_band(lo), Counter())))
+    for lo in PART_BANDS:
+        print(shown_line("pip " + part_band(lo), by_pip.get(part_band(lo), Counter())))
+    print(f"\n  the same by how much of their rank shows (wrong: rank / suit / both):")
+    for lo in PART_BANDS:
+        print(shown_line("rank " + part_band(lo), by_rank.get(part_band(lo), Counter())))
     return 0
 
 

@@ -102,13 +102,15 @@ def test_the_readings_at_the_threshold_add_up_by_how_much_of_their_index_shows(d
     assert all(wrong == rank + suit + both <= read for read, wrong, rank, suit, both in counts)
     # The readings of covered indices again, by how much of their pip shows: the same
     # readings as the bands under READABLE_FRACTION, and as many of them wrong.
-    pips = re.findall(r"^\s+pip (\d\.\d\d(?:-\d\.\d\d|\+))\s+read\s+(\d+)\s+wrong\s+(\d+) \([\d.]+%\): "
-                      r"(\d+) / (\d+) / (\d+)$", out, re.M)
-    assert [b[0] for b in pips] == ["0.00-0.50", "0.50-0.90", "0.90+"]
-    by_pip = [[int(v) for v in b[1:]] for b in pips]
     covered = counts[:3]          # 0.00-0.45, 0.45-0.70 and 0.70-0.85: under READABLE_FRACTION
-    for k in range(5):
-        assert sum(c[k] for c in by_pip) == sum(c[k] for c in covered)
+    # And by how much of their rank shows: the same readings again.
+    for part in ("pip", "rank"):
+        lines = re.findall(rf"^\s+{part} (\d\.\d\d(?:-\d\.\d\d|\+))\s+read\s+(\d+)\s+wrong\s+(\d+) "
+                           r"\([\d.]+%\): (\d+) / (\d+) / (\d+)$", out, re.M)
+        assert [b[0] for b in lines] == ["0.00-0.50", "0.50-0.90", "0.90+"]
+        by_part = [[int(v) for v in b[1:]] for b in lines]
+        for k in range(5):
+            assert sum(c[k] for c in by_part) == sum(c[k] for c in covered)
     off = int(re.search(r"on no index \(farther than [\d.]+ of an index height from every one\): read (\d+)$",
                         out, re.M).group(1))
     # A reading of a whole index is almost always made: eight scenes hold readable cards.
@@ -124,10 +126,10 @@ def test_shown_bands_and_wrong_parts(diag):
     for bad in (-0.1, math.nan):
         with pytest.raises(ValueError, match="visible fraction"):
             diag.shown_band(bad)
-    assert diag.pip_band(0.0) == diag.pip_band(0.49) == "0.00-0.50"
-    assert diag.pip_band(0.5) == "0.50-0.90" and diag.pip_band(0.9) == diag.pip_band(1.0) == "0.90+"
+    assert diag.part_band(0.0) == diag.part_band(0.49) == "0.00-0.50"
+    assert diag.part_band(0.5) == "0.50-0.90" and diag.part_band(0.9) == diag.part_band(1.0) == "0.90+"
     with pytest.raises(ValueError, match="visible fraction"):
-        diag.pip_band(math.nan)
+        diag.part_band(math.nan)
     assert diag.wrong_part("10S", "10C") == "suit"
     assert diag.wrong_part("JH", "QH") == "rank"
     assert diag.wrong_part("10H", "10H") == "neither"

@@ -145,7 +145,7 @@ def test_a_card_on_top_hides_the_index_below(decks):
     assert ann.cards[1].visible > 0.5
 
 
-def test_an_edge_over_the_bottom_of_an_index_hides_its_pip_first(decks):
+def test_an_edge_over_one_end_of_an_index_hides_its_pip_or_its_rank(decks):
     under = CardPlacement("QC", (150, 150), 0, 200, "letele")
     _, alone = render_scene(SceneSpec(400, 300, [under], table="wood"), np.random.default_rng(1))
     tl = alone.cards[0].indices[0]
@@ -158,6 +158,13 @@ def test_an_edge_over_the_bottom_of_an_index_hides_its_pip_first(decks):
     tl = ann.cards[0].indices[0]
     assert 0.65 < tl.visible < 0.8
     assert tl.pip_visible < 0.3
+    assert tl.rank_visible > 0.99  # the rank, above, shows whole
+    # The other way round: an edge over the top 0.3 of the index hides half the rank's 0.6, no pip.
+    over = CardPlacement("3S", (x0 + 60, y0 + 0.3 * (y1 - y0) - 100), 0, 200, "letele")
+    _, ann = render_scene(SceneSpec(400, 300, [under, over], table="wood"), np.random.default_rng(1))
+    tl = ann.cards[0].indices[0]
+    assert 0.65 < tl.visible < 0.8
+    assert 0.4 < tl.rank_visible < 0.6 and tl.pip_visible > 0.99
 
 
 def test_a_hand_occludes_and_effects_keep_the_image_valid(decks):

@@ -128,6 +128,9 @@ class SceneSpec:
 #: The share of an index box's height, from its bottom, taken as the suit pip's: the pip lies
 #: under the rank in every design we render (the generated designs' pips take 0.24 to 0.47, 0.36 on median).
 PIP_SHARE = 0.35
+#: The share of an index box's height, from its top, taken as the rank's: the rank glyph stands
+#: over the pip (in the generated designs the pip takes 0.24 to 0.47 of the box, the rank the rest).
+RANK_SHARE = 0.6
 
 
 @dataclass
@@ -139,7 +142,8 @@ class IndexAnnotation:
     index box in pixels; ``quad`` its 4 corners; ``visible`` the fraction of
     the index not covered by later cards or hands (0..1); ``pip_visible`` the
     same of the suit pip's part of it (the box's bottom :data:`PIP_SHARE`): an
-    edge lying over an index hides the pip first, and with it the suit."""
+    edge lying over an index hides the pip first, and with it the suit;
+    ``rank_visible`` the same of the rank's part (the box's top :data:`RANK_SHARE`)."""
 
     centre: tuple[float, float]
     angle: float
@@ -148,6 +152,7 @@ class IndexAnnotation:
     quad: np.ndarray
     visible: float
     pip_visible: float = 1.0
+    rank_visible: float = 1.0
 
 
 @dataclass
@@ -324,6 +329,8 @@ def render_scene(spec: SceneSpec, rng: np.random.Generator | None = None
             # The pip's part: the bottom PIP_SHARE of the box (corners 0, 1 on the glyph's top).
             pip_top = (quad[3] + (quad[0] - quad[3]) * PIP_SHARE, quad[2] + (quad[1] - quad[2]) * PIP_SHARE)
             pip_visible = _visible_fraction(np.array([pip_top[0], pip_top[1], quad[2], quad[3]]), owner, i)
+            rank_bottom = (quad[0] + (quad[3] - quad[0]) * RANK_SHARE, quad[1] + (quad[2] - quad[1]) * RANK_SHARE)
+            rank_visible = _visible_fraction(np.array([quad[0], quad[1], rank_bottom[1], rank_bottom[0]]), owner, i)
             c = quad.mean(axis=0)
             # Glyph top: top-left index is upright with the card, the other is turned 180.
             top_mid = (quad[0] + quad[1]) / 2
@@ -333,7 +340,7 @@ def render_scene(spec: SceneSpec, rng: np.random.Generator | None = None
             idx_anns.append(IndexAnnotation((float(c[0]), float(c[1])), ang,
                                             float(np.linalg.norm(v)),
                                             float(np.linalg.norm(quad[1] - quad[0])), quad, visible,
-                                            pip_visible))
+                                            pip_visible, rank_visible))
         card_vis = _visible_fraction(corners, owner, i)
         box = _roi(corners, W, H, pad=0) or (0, 0, 0, 0)
         cards_ann.append(CardAnnotation(p.card, p.deck, corners, box, tuple(map(float, p.centre)),
