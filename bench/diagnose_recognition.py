@@ -89,16 +89,22 @@ def doubtful_part(probs: np.ndarray, card: str, clear: float = 0.9) -> str:
     return {(True, True): "neither", (True, False): "suit", (False, True): "rank"}.get((rank_ok, suit_ok), "both")
 
 
+def _band(value: float, edges: tuple, what: str) -> str:
+    """The band of ``edges`` (each band's lower edge, the last open-ended) that ``value``
+    falls in, as ``"0.90-0.95"`` or ``"0.99+"``; a ValueError saying ``what`` it is not, else."""
+    for lo, hi in zip(edges, edges[1:] + (math.inf,)):
+        if lo <= value < hi:
+            return f"{lo:.2f}+" if math.isinf(hi) else f"{lo:.2f}-{hi:.2f}"
+    raise ValueError(f"{what}: {value!r}")
+
+
 def visible_band(visible: float) -> str:
     """The :data:`VISIBLE_BANDS` band a visible fraction falls in, as ``"0.90-0.95"`` or ``"0.99+"``.
 
     >>> visible_band(0.93), visible_band(1.0)
     ('0.90-0.95', '0.99+')
     """
-    for lo, hi in zip(VISIBLE_BANDS, VISIBLE_BANDS[1:] + (math.inf,)):
-        if lo <= visible < hi:
-            return f"{lo:.2f}+" if math.isinf(hi) else f"{lo:.2f}-{hi:.2f}"
-    raise ValueError(f"not a readable index's visible fraction: {visible!r}")
+    return _band(visible, VISIBLE_BANDS, "not a readable index's visible fraction")
 
 
 def shown_band(visible: float) -> str:
@@ -107,10 +113,7 @@ def shown_band(visible: float) -> str:
     >>> shown_band(0.0), shown_band(0.8), shown_band(1.0)
     ('0.00-0.45', '0.70-0.85', '0.97+')
     """
-    for lo, hi in zip(SHOWN_BANDS, SHOWN_BANDS[1:] + (math.inf,)):
-        if lo <= visible < hi:
-            return f"{lo:.2f}+" if math.isinf(hi) else f"{lo:.2f}-{hi:.2f}"
-    raise ValueError(f"not a visible fraction: {visible!r}")
+    return _band(visible, SHOWN_BANDS, "not a visible fraction")
 
 
 def part_band(part_visible: float) -> str:
@@ -119,10 +122,7 @@ def part_band(part_visible: float) -> str:
     >>> part_band(0.2), part_band(1.0)
     ('0.00-0.50', '0.90+')
     """
-    for lo, hi in zip(PART_BANDS, PART_BANDS[1:] + (math.inf,)):
-        if lo <= part_visible < hi:
-            return f"{lo:.2f}+" if math.isinf(hi) else f"{lo:.2f}-{hi:.2f}"
-    raise ValueError(f"not a visible fraction: {part_visible!r}")
+    return _band(part_visible, PART_BANDS, "not a visible fraction")
 
 
 def wrong_part(read: str, card: str) -> str:
