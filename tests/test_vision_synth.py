@@ -165,6 +165,13 @@ def test_an_edge_over_one_end_of_an_index_hides_its_pip_or_its_rank(decks):
     tl = ann.cards[0].indices[0]
     assert 0.65 < tl.visible < 0.8
     assert 0.4 < tl.rank_visible < 0.6 and tl.pip_visible > 0.99
+    import doctest
+
+    from vision.synth import scene
+    runner = doctest.DocTestRunner()
+    for test in doctest.DocTestFinder().find(scene._slice, "_slice", globs={"np": np, "_slice": scene._slice}):
+        runner.run(test)
+    assert runner.failures == 0 and runner.tries == 1
 
 
 def test_a_hand_occludes_and_effects_keep_the_image_valid(decks):

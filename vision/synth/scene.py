@@ -326,11 +326,8 @@ def render_scene(spec: SceneSpec, rng: np.random.Generator | None = None
         for k, q in enumerate(idx_local):
             quad = _apply(Hm, q)
             visible = _visible_fraction(quad, owner, i)
-            # The pip's part: the bottom PIP_SHARE of the box (corners 0, 1 on the glyph's top).
-            pip_top = (quad[3] + (quad[0] - quad[3]) * PIP_SHARE, quad[2] + (quad[1] - quad[2]) * PIP_SHARE)
-            pip_visible = _visible_fraction(np.array([pip_top[0], pip_top[1], quad[2], quad[3]]), owner, i)
-            rank_bottom = (quad[0] + (quad[3] - quad[0]) * RANK_SHARE, quad[1] + (quad[2] - quad[1]) * RANK_SHARE)
-            rank_visible = _visible_fraction(np.array([quad[0], quad[1], rank_bottom[1], rank_bottom[0]]), owner, i)
+            pip_visible = _visible_fraction(_slice(quad, 1.0 - PIP_SHARE, 1.0), owner, i)
+            rank_visible = _visible_fraction(_slice(quad, 0.0, RANK_SHARE), owner, i)
             c = quad.mean(axis=0)
             # Glyph top: top-left index is upright with the card, the other is turned 180.
             top_mid = (quad[0] + quad[1]) / 2
@@ -385,6 +382,17 @@ def render_scene(spec: SceneSpec, rng: np.random.Generator | None = None
         ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, int(C.jpeg)])
         out = cv2.imdecode(buf, cv2.IMREAD_COLOR)
     return out, SceneAnnotation(W, H, cards_ann)
+
+
+def _slice(quad: np.ndarray, top: float, bottom: float) -> np.ndarray:
+    """The part of index ``quad`` (corners 0, 1 along the glyph's top, 2, 3 along its
+    bottom) from ``top`` to ``bottom`` of its height, both measured from the glyph's top.
+
+    >>> _slice(np.array([[0, 0], [2, 0], [2, 10], [0, 10]], float), 0.0, 0.6).tolist()
+    [[0.0, 0.0], [2.0, 0.0], [2.0, 6.0], [0.0, 6.0]]
+    """
+    left, right = quad[3] - quad[0], quad[2] - quad[1]
+    return np.array([quad[0] + left * top, quad[1] + right * top, quad[1] + right * bottom, quad[0] + left * bottom])
 
 
 def _visible_fraction(quad: np.ndarray, owner: np.ndarray, i: int) -> float:
