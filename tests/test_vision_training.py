@@ -14,8 +14,8 @@ from vision.index_geometry import DET_CHANNELS, DET_STRIDE, NOT_INDEX, PATCH_H, 
 from vision.synth.decks import HELD_OUT, available_decks
 from vision.synth.scene import CardPlacement, SceneSpec, render_scene
 
-from vision.training.data import (SUIT_HIDDEN, SceneSet, _index_records, classifier_crops, covered_crops,
-                                  detector_targets)
+from vision.training.data import (SUIT_HIDDEN, SUIT_HIDDEN_BLACK, SUIT_HIDDEN_RED, SceneSet, _index_records,
+                                  classifier_crops, covered_crops, detector_targets)
 
 
 @pytest.fixture(scope="module")
@@ -97,6 +97,43 @@ def test_an_index_whose_pip_is_covered_is_labelled_with_its_rank_and_no_known_su
     old = [{k: v for k, v in r.items() if k != "pip_visible"} for r in recs]
     _, R1, S1 = classifier_crops(SceneSet(img[None], [old]), seed=0, negatives_per_image=0, hidden_pip_below=0.5)
     assert set(S1[R1 != NOT_INDEX]) == {SUITS.index("D")}
+
+
+def test_a_hidden_pip_can_keep_its_colour(art):
+    img, recs = _scene()   # two indices of the nine of diamonds
+    scene = [dict(recs[0], pip_visible=0.3), dict(recs[1], card="9S", pip_visible=0.1)]
+    _, R, S = classifier_crops(SceneSet(img[None], [scene]), seed=0, jitter_copies=1, negatives_per_image=0,
+                               hidden_pip_below=0.5, keep_colour=True)
+    assert list(S[R != NOT_INDEX]) == [SUIT_HIDDEN_RED, SUIT_HIDDEN_BLACK]
+    covered = [dict(r, visible=0.9) for r in scene]
+    _, _, Sc = covered_crops(SceneSet(img[None], [covered]), seed=0, partly_covered_copies=1,
+                             hidden_pip_below=0.5, keep_colour=True)
+    assert list(Sc) == [SUIT_HIDDEN_RED, SUIT_HIDDEN_BLACK]
+    # A pip that shows keeps its suit whatever the option says.
+    _, R1, S1 = classifier_crops(SceneSet(img[None], [recs]), seed=0, jitter_copies=1, negatives_per_image=0,
+                                 hidden_pip_below=0.5, keep_colour=True)
+    assert set(S1[R1 != NOT_INDEX]) == {SUITS.index("D")}
+
+
+def test_the_suit_loss_of_a_hidden_pip_that_keeps_its_colour():
+    import torch
+
+    from vision.training.train import suit_loss
+
+    # Least when the two suits of the colour are equally likely and the others are not:
+    # log 2, up to the label smoothing's share on the other colour.
+    both_black = torch.tensor([[20.0, -20.0, -20.0, 20.0]])
+    least = suit_loss(both_black, torch.tensor([SUIT_HIDDEN_BLACK])).item()
+    assert least == pytest.approx(np.log(2), abs=0.5)
+    for worse in ([[20.0, -20.0, -20.0, 0.0]], [[0.0, 0.0, 0.0, 0.0]], [[-20.0, 20.0, 20.0, -20.0]]):
+        assert suit_loss(torch.tensor(worse), torch.tensor([SUIT_HIDDEN_BLACK])).item() > least
+    # Red is the mirror image: diamonds and hearts.
+    assert suit_loss(torch.tensor([[-20.0, 20.0, 20.0, -20.0]]), torch.tensor([SUIT_HIDDEN_RED])).item() == \
+        pytest.approx(least)
+    # Its gradient, sure of a club, points towards the spade and away from the red suits' share.
+    logits = torch.tensor([[3.0, 0.0, 0.0, 0.0]], requires_grad=True)
+    suit_loss(logits, torch.tensor([SUIT_HIDDEN_BLACK])).backward()
+    assert logits.grad[0, 0] > 0 > logits.grad[0, 3]
 
 
 def test_the_suit_loss_teaches_a_hidden_pip_as_no_known_suit():
@@ -422,6 +459,10 @@ def test_slow_classifiers_keep_two_of_fewer_epochs(art, tmp_path, capsys, monkey
     (["--set", "cls_members=0"], "cls_members='0': must be a finite number of at least 1"),
     (["--set", "det_lr=-0.1"], "det_lr='-0.1': must be a finite number of at least 0"),
     (["--set", "hours=inf"], "hours='inf': must be a finite number of at least 0"),
+    (["--set", "hidden_pip_below=1.5"], "hidden_pip_below='1.5': a fraction, at most 1"),
+    (["--set", "accept_threshold=2"], "accept_threshold='2': a fraction, at most 1"),
+    (["--set", "real_share=1"], "real_share='1': a fraction, under 1"),
+    (["--set", "weak_heat=1.0"], "weak_heat='1.0': a fraction, under 1"),
     (["--set", "nonsense=1"], "--set: 'nonsense=1': expected FIELD=VALUE with one of the config's fields"),
     (["--set", "cls_members"], "expected FIELD=VALUE"),
     (["--set", "cls_members=two"], "cls_members='two': not a int"),

@@ -39,6 +39,11 @@ MORE_COVERED_FROM = 0.7
 #: the classifier is taught that it cannot tell the suit (a uniform target over the four)
 #: instead of the card's, which it could only have guessed from what lies there.
 SUIT_HIDDEN = -2
+#: The same, when the classifier is taught that the rank glyph's ink (red or black, which
+#: still shows) tells the colour: the suit is one of the two of that colour, it cannot say
+#: which (``keep_colour`` below; a target of one half on each, train.suit_loss).
+SUIT_HIDDEN_BLACK = -3
+SUIT_HIDDEN_RED = -4
 #: How far the jittered copies of a positive crop are cut from the truth: (position
 #: sigma in index heights, angle sigma in degrees, log-size sigma).  Copy 0 is close to
 #: the truth, later ones as far off as the detector's worse estimates (angle error p90
@@ -200,17 +205,27 @@ def detector_targets(recs: list[dict], height: int, width: int, x0: int = 0, y0:
 # Classifier crops
 
 
-def _suit_label(r: dict, hidden_pip_below: float) -> int:
-    """The suit label of readable index record ``r``: its card's suit, or :data:`SUIT_HIDDEN`
-    when less than ``hidden_pip_below`` of its pip shows (records rendered before the
-    renderer measured it count as showing their pip whole)."""
+def _suit_label(r: dict, hidden_pip_below: float, keep_colour: bool = False) -> int:
+    """The suit label of readable index record ``r``: its card's suit, or, when less than
+    ``hidden_pip_below`` of its pip shows, :data:`SUIT_HIDDEN` (any suit) or with
+    ``keep_colour`` :data:`SUIT_HIDDEN_RED` or :data:`SUIT_HIDDEN_BLACK` (records rendered
+    before the renderer measured the pip count as showing it whole).
+
+    >>> r = {"card": "QH", "pip_visible": 0.2}
+    >>> _suit_label(r, 0.0), _suit_label(r, 0.5), _suit_label(r, 0.5, keep_colour=True)
+    (2, -2, -4)
+    """
+    suit = r["card"][-1]
     if r.get("pip_visible", 1.0) < hidden_pip_below:
+        if keep_colour:
+            return SUIT_HIDDEN_RED if suit in "DH" else SUIT_HIDDEN_BLACK
         return SUIT_HIDDEN
-    return SUITS.index(r["card"][-1])
+    return SUITS.index(suit)
 
 
 def classifier_crops(scenes: SceneSet, seed: int, jitter_copies: int = 2, negatives_per_image: int = 4,
-                     hidden_pip_below: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                     hidden_pip_below: float = 0.0, keep_colour: bool = False
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Index crops with labels: (X uint8 N x PATCH_H x PATCH_W x 3, rank 0..13, suit 0..3 or -1).
 
     Positives: readable indices, cut with jitter in position, angle and size
@@ -219,7 +234,8 @@ def classifier_crops(scenes: SceneSet, seed: int, jitter_copies: int = 2, negati
     must refuse, not guess), hidden indices, and random spots on the
     table and inside cards (pips, court art, clutter, newspaper print).
     A readable index with less than ``hidden_pip_below`` of its pip showing
-    gets the suit label :data:`SUIT_HIDDEN` (0, the default: never).
+    gets the suit label :data:`SUIT_HIDDEN` (0, the default: never), or with ``keep_colour``
+    the one of its colour (:func:`_suit_label`).
     """
     rng = np.random.default_rng(seed)
     X, R, S = [], [], []
@@ -229,7 +245,7 @@ def classifier_crops(scenes: SceneSet, seed: int, jitter_copies: int = 2, negati
             if r["h"] < MIN_READ_HEIGHT:
                 continue  # too few pixels to read after blur and JPEG: a label here would be noise
             if r["visible"] >= READABLE_FRACTION:
-                rank, suit = RANKS.index(r["card"][:-1]), _suit_label(r, hidden_pip_below)
+                rank, suit = RANKS.index(r["card"][:-1]), _suit_label(r, hidden_pip_below, keep_colour)
                 for k in range(jitter_copies):
                     X.append(_jittered_crop(img, r, k, rng))
                     R.append(rank)
@@ -270,8 +286,8 @@ def _jittered_crop(img: np.ndarray, r: dict, k: int, rng: np.random.Generator) -
 
 
 def covered_crops(scenes: SceneSet, seed: int, partly_covered_copies: int, more_covered_copies: int = 0,
-                  more_covered_from: float = MORE_COVERED_FROM, hidden_pip_below: float = 0.0
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                  more_covered_from: float = MORE_COVERED_FROM, hidden_pip_below: float = 0.0,
+                  keep_colour: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """More positive crops of the indices that another card partly covers, labelled with their card.
 
     Cards whose only readable index is partly covered are where the recogniser
@@ -284,7 +300,8 @@ def covered_crops(scenes: SceneSet, seed: int, partly_covered_copies: int, more_
     of each index covered more (visible from ``more_covered_from`` up to
     READABLE_FRACTION: not required of the recogniser, but still legible), so
     that the classifier learns to read past the edge of a card lying over an
-    index.  Same return value as :func:`classifier_crops` (``hidden_pip_below`` too);
+    index.  Same return value as :func:`classifier_crops` (``hidden_pip_below`` and
+    ``keep_colour`` too);
     empty when there are none.
     """
     rng = np.random.default_rng(seed)
@@ -302,7 +319,7 @@ def covered_crops(scenes: SceneSet, seed: int, partly_covered_copies: int, more_
             for k in range(copies):
                 X.append(_jittered_crop(img, r, k, rng))
                 R.append(RANKS.index(r["card"][:-1]))
-                S.append(_suit_label(r, hidden_pip_below))
+                S.append(_suit_label(r, hidden_pip_below, keep_colour))
     if not X:
         return np.zeros((0, PATCH_H, PATCH_W, 3), np.uint8), np.zeros(0, np.int64), np.zeros(0, np.int64)
     return np.stack(X), np.array(R, np.int64), np.array(S, np.int64)

@@ -49,8 +49,8 @@ from vision.index_geometry import (CROP_STD_FLOOR, DET_LONG_SIDE, NOT_INDEX, PAT
 from vision.recogniser import REFINE_LIMITS, decode_indices, detector_input
 from vision.synth.decks import DATA_DIR, HELD_OUT, available_decks, build_face_cache
 from vision.synth.procedural import build_generated_decks
-from vision.training.data import (SUIT_HIDDEN, classifier_crops, covered_crops, detector_crops, detector_targets,
-                                  generate_scenes, load_scenes, refiner_samples)
+from vision.training.data import (SUIT_HIDDEN, SUIT_HIDDEN_BLACK, SUIT_HIDDEN_RED, classifier_crops, covered_crops,
+                                  detector_crops, detector_targets, generate_scenes, load_scenes, refiner_samples)
 from vision.training.models import IndexClassifier, IndexDetector, IndexRefiner
 from vision.training.budget import BudgetError, Speeds, classifier_epochs, plan
 from vision.training.quantise import quantise_classifiers
@@ -116,6 +116,10 @@ class Config:
     #: cards and images too, below the recipe at equal wrong cards (docs/vision-experiments.md,
     #: session 42).
     hidden_pip_below: float = 0.0
+    #: With ``hidden_pip_below``: teach that a hidden pip still leaves the suit's colour
+    #: (the rank glyph's red or black ink), a target of one half on each suit of that
+    #: colour instead of a quarter on every suit (data.SUIT_HIDDEN_RED, SUIT_HIDDEN_BLACK).
+    hidden_pip_keeps_colour: bool = False
     heat_threshold: float = 0.3
     accept_threshold: float = 0.85
     #: Procedural designs (vision.synth.procedural) added to the registry designs.
@@ -440,14 +444,22 @@ def _augment(x: torch.Tensor, g: torch.Generator, reshape: bool = False) -> torc
     return x.clamp(0, 1)
 
 
+#: The suit target of a legible index whose pip is covered, by its label (SUITS order C D H S).
+HIDDEN_SUIT_TARGETS = {
+    SUIT_HIDDEN: torch.tensor([0.25, 0.25, 0.25, 0.25]),
+    SUIT_HIDDEN_BLACK: torch.tensor([0.5, 0.0, 0.0, 0.5]),
+    SUIT_HIDDEN_RED: torch.tensor([0.0, 0.5, 0.5, 0.0]),
+}
+
+
 def scene_crops(scenes, cfg: Config, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The classifier's crops cut from the annotated training scenes: :func:`classifier_crops`,
     and :func:`covered_crops` when ``cfg`` asks for more copies of covered indices."""
     X, R, S = classifier_crops(scenes, seed + 1, jitter_copies=cfg.jitter_copies,
-                               hidden_pip_below=cfg.hidden_pip_below)
+                               hidden_pip_below=cfg.hidden_pip_below, keep_colour=cfg.hidden_pip_keeps_colour)
     if cfg.partly_covered_copies or cfg.more_covered_copies:
         Xc, Rc, Sc = covered_crops(scenes, seed + 4, cfg.partly_covered_copies, cfg.more_covered_copies,
-                                   hidden_pip_below=cfg.hidden_pip_below)
+                                   hidden_pip_below=cfg.hidden_pip_below, keep_colour=cfg.hidden_pip_keeps_colour)
         _log(f"{len(Xc)} more crops of covered indices")
         X, R, S = np.concatenate([X, Xc]), np.concatenate([R, Rc]), np.concatenate([S, Sc])
     return X, R, S
@@ -455,9 +467,10 @@ def scene_crops(scenes, cfg: Config, seed: int) -> tuple[np.ndarray, np.ndarray,
 
 def suit_loss(logits: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
     """The classifier's suit loss on a batch: cross-entropy with the suit ``s`` where there is
-    one (0..3), with the uniform distribution where it is data.SUIT_HIDDEN (the index is
-    legible, its pip covered), averaged over both; the crops with no suit (-1: not an
-    index) add nothing.
+    one (0..3), and where the index is legible but its pip covered, with the suits it may
+    be spread evenly (data.SUIT_HIDDEN: all four; data.SUIT_HIDDEN_BLACK or _RED: the two of
+    that colour, :data:`HIDDEN_SUIT_TARGETS`), averaged over all of them; the crops with no
+    suit (-1: not an index) add nothing.
 
     >>> logits = torch.tensor([[9.0, 0.0, 0.0, 0.0], [9.0, 0.0, 0.0, 0.0]])
     >>> round(suit_loss(logits, torch.tensor([0, -1])).item(), 3)     # sure and right
@@ -466,9 +479,11 @@ def suit_loss(logits: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
     6.75
     >>> round(suit_loss(torch.zeros(1, 4), torch.tensor([-2])).item(), 3)   # unsure, as it should be: log 4
     1.386
+    >>> round(suit_loss(torch.tensor([[9.0, -9.0, -9.0, 9.0]]), torch.tensor([-3])).item(), 3)   # club or spade
+    0.873
     """
     has_suit = s >= 0
-    hidden = s == SUIT_HIDDEN
+    hidden = s <= SUIT_HIDDEN
     if not hidden.any():
         # As before hidden pips were labelled: the same sums, bit for bit.
         if not has_suit.any():
@@ -476,7 +491,8 @@ def suit_loss(logits: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
         return F.cross_entropy(logits[has_suit], s[has_suit], label_smoothing=0.02)
     rows = has_suit | hidden
     target = F.one_hot(s[rows].clamp(min=0), logits.shape[1]).float()
-    target[hidden[rows]] = 1.0 / logits.shape[1]
+    for label, spread in HIDDEN_SUIT_TARGETS.items():
+        target[s[rows] == label] = spread
     return F.cross_entropy(logits[rows], target, label_smoothing=0.02)
 
 
@@ -834,12 +850,19 @@ def load_onnx_weights(net: torch.nn.Module, path: Path) -> None:
 #: The config's counts that a run cannot do with 0 of (``--set``).
 AT_LEAST_ONE = frozenset({"scenes", "det_steps", "det_batch", "det_crop", "cls_epochs", "cls_batch",
                           "cls_members", "refine_epochs"})
+#: The config's fractions and probabilities (``--set``): at most 1, or under 1 for those
+#: in ``UNDER_ONE`` (the recogniser refuses a ``weak_heat`` of 1; ``real_share`` is the
+#: registry designs' share beside generated ones, and for none of those, ``generated=0``).
+AT_MOST_ONE = frozenset({"hidden_pip_below", "heat_threshold", "accept_threshold", "turned_accept",
+                         "weak_accept", "screen_clear"})
+UNDER_ONE = frozenset({"weak_heat", "real_share"})
 
 
 def with_settings(cfg: Config, settings: list[str]) -> Config:
     """``cfg`` with each "FIELD=VALUE" of ``settings`` applied (``--set``): numbers and
-    booleans only, read as the field's type, finite and not negative (and at least 1 for
-    the counts in ``AT_LEAST_ONE``); a ValueError names what is wrong.
+    booleans only, read as the field's type, finite and not negative (at least 1 for the
+    counts in ``AT_LEAST_ONE``, at most 1 for the fractions in ``AT_MOST_ONE``, under 1 for
+    those in ``UNDER_ONE``); a ValueError names what is wrong.
 
     >>> with_settings(CONFIGS["full"], ["cls_members=1", "hours=0.5"]).cls_members
     1
@@ -867,6 +890,10 @@ def with_settings(cfg: Config, settings: list[str]) -> Config:
         least = 1 if name in AT_LEAST_ONE else 0
         if not math.isfinite(changes[name]) or changes[name] < least:
             raise ValueError(f"{name}={text!r}: must be a finite number of at least {least}")
+        if name in AT_MOST_ONE and changes[name] > 1:
+            raise ValueError(f"{name}={text!r}: a fraction, at most 1")
+        if name in UNDER_ONE and changes[name] >= 1:
+            raise ValueError(f"{name}={text!r}: a fraction, under 1")
     return replace(cfg, **changes)
 
 
