@@ -113,6 +113,13 @@ def test_a_hidden_pip_can_keep_its_colour(art):
     _, R1, S1 = classifier_crops(SceneSet(img[None], [recs]), seed=0, jitter_copies=1, negatives_per_image=0,
                                  hidden_pip_below=0.5, keep_colour=True)
     assert set(S1[R1 != NOT_INDEX]) == {SUITS.index("D")}
+    import doctest
+
+    from vision.training import data
+    runner = doctest.DocTestRunner()
+    for test in doctest.DocTestFinder().find(data._suit_label, "_suit_label", globs={"_suit_label": data._suit_label}):
+        runner.run(test)
+    assert runner.failures == 0 and runner.tries >= 2
 
 
 def test_the_suit_loss_of_a_hidden_pip_that_keeps_its_colour():
