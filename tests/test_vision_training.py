@@ -14,7 +14,7 @@ from vision.index_geometry import DET_CHANNELS, DET_STRIDE, NOT_INDEX, PATCH_H, 
 from vision.synth.decks import HELD_OUT, available_decks
 from vision.synth.scene import CardPlacement, SceneSpec, render_scene
 
-from vision.training.data import (SUIT_HIDDEN, SUIT_HIDDEN_BLACK, SUIT_HIDDEN_RED, SceneSet, _index_records,
+from vision.training.data import (RANK_HIDDEN, SUIT_HIDDEN, SUIT_HIDDEN_BLACK, SUIT_HIDDEN_RED, SceneSet, _index_records,
                                   classifier_crops, covered_crops, detector_targets)
 
 
@@ -120,6 +120,70 @@ def test_a_hidden_pip_can_keep_its_colour(art):
     for test in doctest.DocTestFinder().find(data._suit_label, "_suit_label", globs={"_suit_label": data._suit_label}):
         runner.run(test)
     assert runner.failures == 0 and runner.tries >= 2
+
+
+def test_an_index_whose_rank_is_covered_is_labelled_as_an_index_of_no_known_rank(art):
+    img, recs = _scene()   # two indices of the nine of diamonds
+    assert all(r["rank_visible"] == 1.0 for r in recs)  # the renderer says how much of the rank shows
+    scene = [dict(recs[0], rank_visible=0.3), recs[1]]
+    X, R, S = classifier_crops(SceneSet(img[None], [scene]), seed=0, jitter_copies=2, negatives_per_image=0,
+                               hidden_rank_below=0.5)
+    pos = R != NOT_INDEX
+    assert sorted(R[pos]) == [RANK_HIDDEN] * 2 + [RANKS.index("9")] * 2
+    assert set(S[pos]) == {SUITS.index("D")}   # the suit, which shows, is still taught
+    # Off (the default), the same crops keep their rank, pixel for pixel.
+    X0, R0, _ = classifier_crops(SceneSet(img[None], [scene]), seed=0, jitter_copies=2, negatives_per_image=0)
+    assert np.array_equal(X0, X) and set(R0[R0 != NOT_INDEX]) == {RANKS.index("9")}
+    # Both parts hidden: an index of no known rank or suit.
+    both = [dict(recs[0], visible=0.8, rank_visible=0.2, pip_visible=0.4), dict(recs[1], visible=0.9)]
+    _, Rc, Sc = covered_crops(SceneSet(img[None], [both]), seed=0, partly_covered_copies=1, more_covered_copies=1,
+                              hidden_pip_below=0.5, hidden_rank_below=0.5)
+    assert list(Rc) == [RANK_HIDDEN, RANKS.index("9")] and list(Sc) == [SUIT_HIDDEN, SUITS.index("D")]
+    # Records rendered before rank_visible existed count as showing their rank.
+    old = [{k: v for k, v in r.items() if k != "rank_visible"} for r in recs]
+    _, R1, _ = classifier_crops(SceneSet(img[None], [old]), seed=0, negatives_per_image=0, hidden_rank_below=0.5)
+    assert set(R1[R1 != NOT_INDEX]) == {RANKS.index("9")}
+    import doctest
+
+    from vision.training import data
+    runner = doctest.DocTestRunner()
+    for test in doctest.DocTestFinder().find(data._rank_label, "_rank_label", globs={"_rank_label": data._rank_label}):
+        runner.run(test)
+    assert runner.failures == 0 and runner.tries >= 2
+
+
+def test_the_rank_loss_teaches_a_hidden_rank_as_an_index_of_no_known_rank():
+    import doctest
+
+    import torch
+    import torch.nn.functional as F
+
+    from vision.training import train
+    from vision.training.train import rank_loss
+
+    g = torch.Generator().manual_seed(0)
+    logits = torch.randn(5, NOT_INDEX + 1, generator=g, requires_grad=True)
+    r = torch.tensor([0, 12, NOT_INDEX, 5, 9])
+    # No hidden rank: exactly the loss trained before.
+    assert torch.equal(rank_loss(logits, r), F.cross_entropy(logits, r, label_smoothing=0.02))
+    # A hidden rank is pulled away from its most likely rank and from NOT_INDEX (it is an
+    # index), towards its least likely rank.
+    r_hidden = torch.tensor([RANK_HIDDEN, 12, NOT_INDEX, 5, 9])
+    rank_loss(logits, r_hidden).backward()
+    row = logits.detach()[0]
+    ranks_only = row[:NOT_INDEX]
+    assert logits.grad[0][ranks_only.argmax()] > 0 > logits.grad[0][ranks_only.argmin()]
+    assert logits.grad[0][NOT_INDEX] > 0
+    # Least when the thirteen ranks are equally likely and NOT_INDEX is not.
+    flat = torch.tensor([[0.0] * NOT_INDEX + [-30.0]])
+    least = rank_loss(flat, torch.tensor([RANK_HIDDEN])).item()
+    assert least == pytest.approx(np.log(NOT_INDEX), abs=0.05)
+    for worse in ([[0.0] * (NOT_INDEX + 1)], [[3.0] + [0.0] * (NOT_INDEX - 1) + [-30.0]]):
+        assert rank_loss(torch.tensor(worse), torch.tensor([RANK_HIDDEN])).item() > least
+    runner = doctest.DocTestRunner()
+    for test in doctest.DocTestFinder().find(train.rank_loss, "rank_loss", globs={"torch": torch, "rank_loss": rank_loss}):
+        runner.run(test)
+    assert runner.failures == 0 and runner.tries >= 3
 
 
 def test_the_suit_loss_of_a_hidden_pip_that_keeps_its_colour():

@@ -44,6 +44,11 @@ SUIT_HIDDEN = -2
 #: which (``keep_colour`` below; a target of one half on each, train.suit_loss).
 SUIT_HIDDEN_BLACK = -3
 SUIT_HIDDEN_RED = -4
+#: The rank label of an index that is legible but whose rank glyph is half covered (an edge
+#: over the top of the index, :attr:`vision.synth.scene.IndexAnnotation.rank_visible`): it is
+#: an index, the classifier is taught that it cannot tell which rank (one thirteenth on each,
+#: none on NOT_INDEX; train.rank_loss).
+RANK_HIDDEN = -2
 #: How far the jittered copies of a positive crop are cut from the truth: (position
 #: sigma in index heights, angle sigma in degrees, log-size sigma).  Copy 0 is close to
 #: the truth, later ones as far off as the detector's worse estimates (angle error p90
@@ -63,7 +68,7 @@ def _index_records(ann) -> list[dict]:
         for k, ix in enumerate(card.indices):
             out.append({"card": card.card, "card_i": ci, "corner": k, "cx": ix.centre[0], "cy": ix.centre[1],
                         "angle": ix.angle, "h": ix.height, "visible": ix.visible, "pip_visible": ix.pip_visible,
-                        "card_cx": card.centre[0], "card_cy": card.centre[1], "card_h": card.height})
+                        "rank_visible": ix.rank_visible, "card_cx": card.centre[0], "card_cy": card.centre[1], "card_h": card.height})
     return out
 
 
@@ -223,8 +228,22 @@ def _suit_label(r: dict, hidden_pip_below: float, keep_colour: bool = False) -> 
     return SUITS.index(suit)
 
 
+def _rank_label(r: dict, hidden_rank_below: float) -> int:
+    """The rank label of readable index record ``r``: its card's rank (0..12), or
+    :data:`RANK_HIDDEN` when less than ``hidden_rank_below`` of its rank glyph shows
+    (records rendered before the renderer measured the rank count as showing it whole).
+
+    >>> r = {"card": "10H", "rank_visible": 0.3}
+    >>> _rank_label(r, 0.0), _rank_label(r, 0.5), _rank_label({"card": "10H"}, 0.5)
+    (9, -2, 9)
+    """
+    if r.get("rank_visible", 1.0) < hidden_rank_below:
+        return RANK_HIDDEN
+    return RANKS.index(r["card"][:-1])
+
+
 def classifier_crops(scenes: SceneSet, seed: int, jitter_copies: int = 2, negatives_per_image: int = 4,
-                     hidden_pip_below: float = 0.0, keep_colour: bool = False
+                     hidden_pip_below: float = 0.0, keep_colour: bool = False, hidden_rank_below: float = 0.0
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Index crops with labels: (X uint8 N x PATCH_H x PATCH_W x 3, rank 0..13, suit 0..3 or -1).
 
@@ -235,7 +254,8 @@ def classifier_crops(scenes: SceneSet, seed: int, jitter_copies: int = 2, negati
     table and inside cards (pips, court art, clutter, newspaper print).
     A readable index with less than ``hidden_pip_below`` of its pip showing
     gets the suit label :data:`SUIT_HIDDEN` (0, the default: never), or with ``keep_colour``
-    the one of its colour (:func:`_suit_label`).
+    the one of its colour (:func:`_suit_label`); one with less than ``hidden_rank_below`` of
+    its rank showing, the rank label :data:`RANK_HIDDEN` (:func:`_rank_label`).
     """
     rng = np.random.default_rng(seed)
     X, R, S = [], [], []
@@ -245,7 +265,7 @@ def classifier_crops(scenes: SceneSet, seed: int, jitter_copies: int = 2, negati
             if r["h"] < MIN_READ_HEIGHT:
                 continue  # too few pixels to read after blur and JPEG: a label here would be noise
             if r["visible"] >= READABLE_FRACTION:
-                rank, suit = RANKS.index(r["card"][:-1]), _suit_label(r, hidden_pip_below, keep_colour)
+                rank, suit = _rank_label(r, hidden_rank_below), _suit_label(r, hidden_pip_below, keep_colour)
                 for k in range(jitter_copies):
                     X.append(_jittered_crop(img, r, k, rng))
                     R.append(rank)
@@ -287,7 +307,8 @@ def _jittered_crop(img: np.ndarray, r: dict, k: int, rng: np.random.Generator) -
 
 def covered_crops(scenes: SceneSet, seed: int, partly_covered_copies: int, more_covered_copies: int = 0,
                   more_covered_from: float = MORE_COVERED_FROM, hidden_pip_below: float = 0.0,
-                  keep_colour: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                  keep_colour: bool = False, hidden_rank_below: float = 0.0
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """More positive crops of the indices that another card partly covers, labelled with their card.
 
     Cards whose only readable index is partly covered are where the recogniser
@@ -300,8 +321,8 @@ def covered_crops(scenes: SceneSet, seed: int, partly_covered_copies: int, more_
     of each index covered more (visible from ``more_covered_from`` up to
     READABLE_FRACTION: not required of the recogniser, but still legible), so
     that the classifier learns to read past the edge of a card lying over an
-    index.  Same return value as :func:`classifier_crops` (``hidden_pip_below`` and
-    ``keep_colour`` too);
+    index.  Same return value as :func:`classifier_crops` (``hidden_pip_below``,
+    ``keep_colour`` and ``hidden_rank_below`` too);
     empty when there are none.
     """
     rng = np.random.default_rng(seed)
@@ -318,7 +339,7 @@ def covered_crops(scenes: SceneSet, seed: int, partly_covered_copies: int, more_
                 continue
             for k in range(copies):
                 X.append(_jittered_crop(img, r, k, rng))
-                R.append(RANKS.index(r["card"][:-1]))
+                R.append(_rank_label(r, hidden_rank_below))
                 S.append(_suit_label(r, hidden_pip_below, keep_colour))
     if not X:
         return np.zeros((0, PATCH_H, PATCH_W, 3), np.uint8), np.zeros(0, np.int64), np.zeros(0, np.int64)
