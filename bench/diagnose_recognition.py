@@ -3,6 +3,7 @@
     .venv/bin/python bench/diagnose_recognition.py            # 160 scenes, seed 99
     .venv/bin/python bench/diagnose_recognition.py --n 400 --model /tmp/model
     .venv/bin/python bench/diagnose_recognition.py --n 960 --cache   # bench_recognition's cached scenes
+    .venv/bin/python bench/diagnose_recognition.py --cache --n 560 --seeds 7,99,123,1,2,3,4,5  # one account
 
 Renders the same kind of scenes as ``bench_recognition.py`` (held-out designs,
 1280x720, 1-8 cards) and, for every readable index (at least
@@ -43,7 +44,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))   # bench_recognition, whose scenes these are
 
-from bench_recognition import CACHE_DIR, cached_scenes, render_scenes  # noqa: E402
+from bench_recognition import CACHE_DIR, cached_scenes, render_scenes, seed_list  # noqa: E402
 from vision.evaluation import score_image  # noqa: E402
 from vision.index_geometry import RANKS, SUITS  # noqa: E402
 from vision.recogniser import CARD_NAMES, Recogniser  # noqa: E402
@@ -159,7 +160,10 @@ def height_band(height: float) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=160)
-    ap.add_argument("--seed", type=int, default=99)
+    seed_group = ap.add_mutually_exclusive_group()
+    seed_group.add_argument("--seed", type=int, default=99, help="the scenes' seed (default 99)")
+    seed_group.add_argument("--seeds", type=seed_list, default=None, metavar="S,S,...",
+                            help="several seeds' scenes (--n of each) counted as one sample")
     ap.add_argument("--model", type=Path, default=None)
     ap.add_argument("--threshold", type=float, default=None)
     ap.add_argument("--cache", action="store_true",
@@ -173,8 +177,9 @@ def main(argv: list[str] | None = None) -> int:
     if not decks:
         print("held-out deck designs are not installed: run scripts/fetch-art.sh", file=sys.stderr)
         return 2
-    scenes = (cached_scenes(args.seed, args.n, decks) if args.cache
-              else render_scenes(args.seed, args.n, decks))
+    seeds = args.seeds or [args.seed]
+    scenes = (scene for seed in seeds
+              for scene in (cached_scenes(seed, args.n, decks) if args.cache else render_scenes(seed, args.n, decks)))
     ix_stats = Counter()
     card_stats = Counter()
     right_conf = []
@@ -292,7 +297,8 @@ def main(argv: list[str] | None = None) -> int:
             card_stats[why] += 1
             for band in bands:
                 band[why] += 1
-    print(f"{args.n} scenes, held-out designs {', '.join(decks)}, accept threshold {rec.accept_threshold}\n")
+    which = f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {', '.join(map(str, seeds))}, {args.n} of each"
+    print(f"{args.n * len(seeds)} scenes ({which}), held-out designs {', '.join(decks)}, accept threshold {rec.accept_threshold}\n")
     total = ix_stats["readable indices"]
     for key, v in ix_stats.most_common():
         print(f"  {key:<44} {v:6d}  {100 * v / max(1, total):6.2f}%")

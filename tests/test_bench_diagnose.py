@@ -151,3 +151,19 @@ def test_the_docstring_examples_hold(diag):
 
     result = doctest.testmod(diag, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_several_seeds_are_counted_as_one_account(diag, capsys):
+    def counts(argv):
+        assert diag.main(argv) == 0
+        out = capsys.readouterr().out
+        return out, {key: int(v) for key, v in re.findall(r"^\s+(readable (?:cards|indices))\s+(\d+)", out, re.M)}
+
+    _, five = counts(["--n", "3", "--seed", "5"])
+    _, six = counts(["--n", "3", "--seed", "6"])
+    out, both = counts(["--n", "3", "--seeds", "5,6"])
+    assert out.startswith("6 scenes (seeds 5, 6, 3 of each)")
+    assert set(both) == {"readable cards", "readable indices"}
+    assert both == {key: five[key] + six[key] for key in both} and five != six
+    with pytest.raises(SystemExit):   # one seed or several, not both
+        diag.main(["--seed", "5", "--seeds", "5,6"])
