@@ -14,8 +14,8 @@ from vision.index_geometry import DET_CHANNELS, DET_STRIDE, NOT_INDEX, PATCH_H, 
 from vision.synth.decks import HELD_OUT, available_decks
 from vision.synth.scene import CardPlacement, SceneSpec, render_scene
 
-from vision.training.data import (RANK_HIDDEN, SUIT_HIDDEN, SUIT_HIDDEN_BLACK, SUIT_HIDDEN_RED, SceneSet, _index_records,
-                                  classifier_crops, covered_crops, detector_targets)
+from vision.training.data import (RANK_HIDDEN, RECORD_FIELDS, SUIT_HIDDEN, SUIT_HIDDEN_BLACK, SUIT_HIDDEN_RED,
+                                  SceneSet, _index_records, classifier_crops, covered_crops, detector_targets)
 
 
 @pytest.fixture(scope="module")
@@ -181,7 +181,8 @@ def test_the_rank_loss_teaches_a_hidden_rank_as_an_index_of_no_known_rank():
     for worse in ([[0.0] * (NOT_INDEX + 1)], [[3.0] + [0.0] * (NOT_INDEX - 1) + [-30.0]]):
         assert rank_loss(torch.tensor(worse), torch.tensor([RANK_HIDDEN])).item() > least
     runner = doctest.DocTestRunner()
-    for test in doctest.DocTestFinder().find(train.rank_loss, "rank_loss", globs={"torch": torch, "rank_loss": rank_loss}):
+    globs = {"torch": torch, "rank_loss": rank_loss}
+    for test in doctest.DocTestFinder().find(train.rank_loss, "rank_loss", globs=globs):
         runner.run(test)
     assert runner.failures == 0 and runner.tries >= 3
 
@@ -566,7 +567,19 @@ def test_scene_cache_is_redone_when_the_request_changes(art, tmp_path):
     generate_scenes(tmp_path, 2, seed=1, decks=["letele", "svgcards-bellot"], width=160, height=120, workers=1,
                     log=lambda m: None)
     assert not (tmp_path / "detector.pt").exists() and not (tmp_path / "detector.json").exists()
-    assert load_scenes(tmp_path).images.shape[0] == 2
+    second = load_scenes(tmp_path)
+    assert second.images.shape[0] == 2
+    # Every record holds what RECORD_FIELDS says, which is part of the request: scenes
+    # cached when the records held less are rendered anew, not trained on without it.
+    assert all(tuple(r) == RECORD_FIELDS for recs in second.indices for r in recs) and second.indices[0]
+    spec = json.loads((tmp_path / "scenes.json").read_text())
+    assert spec["records"] == list(RECORD_FIELDS)
+    (tmp_path / "scenes.json").write_text(json.dumps({k: v for k, v in spec.items() if k != "records"}))
+    shard = tmp_path / "shard0000.npz"
+    stamp = shard.stat().st_mtime_ns
+    generate_scenes(tmp_path, 2, seed=1, decks=["letele", "svgcards-bellot"], width=160, height=120, workers=1,
+                    log=lambda m: None)
+    assert shard.stat().st_mtime_ns != stamp and json.loads((tmp_path / "scenes.json").read_text()) == spec
 
 
 def test_glyph_reshaping_keeps_the_crop_and_its_centre_but_changes_the_glyph():

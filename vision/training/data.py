@@ -62,13 +62,21 @@ class SceneSet:
     indices: list[list[dict]]  # per image: one dict per card index (see _index_records)
 
 
+#: What each index record holds (:func:`_index_records`).  Part of a scene cache's request
+#: (:func:`generate_scenes`): scenes rendered when the records held less (before
+#: ``rank_visible``, say) are rendered anew rather than trained on without it.
+RECORD_FIELDS = ("card", "card_i", "corner", "cx", "cy", "angle", "h", "visible", "pip_visible", "rank_visible",
+                 "card_cx", "card_cy", "card_h")
+
+
 def _index_records(ann) -> list[dict]:
     out = []
     for ci, card in enumerate(ann.cards):
         for k, ix in enumerate(card.indices):
             out.append({"card": card.card, "card_i": ci, "corner": k, "cx": ix.centre[0], "cy": ix.centre[1],
                         "angle": ix.angle, "h": ix.height, "visible": ix.visible, "pip_visible": ix.pip_visible,
-                        "rank_visible": ix.rank_visible, "card_cx": card.centre[0], "card_cy": card.centre[1], "card_h": card.height})
+                        "rank_visible": ix.rank_visible,
+                        "card_cx": card.centre[0], "card_cy": card.centre[1], "card_h": card.height})
     return out
 
 
@@ -90,10 +98,10 @@ def generate_scenes(out_dir: Path, n: int, seed: int, decks: list[str], width: i
                     log=print) -> None:
     """Render ``n`` random scenes into ``out_dir`` (shards of SHARD_SIZE); skips shards already there."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    # Shards are reused only for the same request: a changed design list or
-    # scene count must not train on stale scenes.
+    # Shards are reused only for the same request: a changed design list,
+    # scene count or record format must not train on stale scenes.
     spec = {"n": n, "seed": seed, "decks": list(decks), "width": width, "height": height,
-            "card_height": list(card_height), "max_cards": max_cards, "hard": hard}
+            "card_height": list(card_height), "max_cards": max_cards, "hard": hard, "records": list(RECORD_FIELDS)}
     spec_file = out_dir / "scenes.json"
     if not spec_file.exists() or json.loads(spec_file.read_text()) != spec:
         for old in out_dir.glob("shard*.npz"):

@@ -49,8 +49,9 @@ from vision.index_geometry import (CROP_STD_FLOOR, DET_LONG_SIDE, NOT_INDEX, PAT
 from vision.recogniser import REFINE_LIMITS, decode_indices, detector_input
 from vision.synth.decks import DATA_DIR, HELD_OUT, available_decks, build_face_cache
 from vision.synth.procedural import build_generated_decks
-from vision.training.data import (RANK_HIDDEN, SUIT_HIDDEN, SUIT_HIDDEN_BLACK, SUIT_HIDDEN_RED, classifier_crops, covered_crops,
-                                  detector_crops, detector_targets, generate_scenes, load_scenes, refiner_samples)
+from vision.training.data import (RANK_HIDDEN, SUIT_HIDDEN, SUIT_HIDDEN_BLACK, SUIT_HIDDEN_RED, classifier_crops,
+                                  covered_crops, detector_crops, detector_targets, generate_scenes, load_scenes,
+                                  refiner_samples)
 from vision.training.models import IndexClassifier, IndexDetector, IndexRefiner
 from vision.training.budget import BudgetError, Speeds, classifier_epochs, plan
 from vision.training.quantise import quantise_classifiers
