@@ -178,8 +178,8 @@ def main(argv: list[str] | None = None) -> int:
         print("held-out deck designs are not installed: run scripts/fetch-art.sh", file=sys.stderr)
         return 2
     seeds = args.seeds or [args.seed]
-    scenes = (scene for seed in seeds
-              for scene in (cached_scenes(seed, args.n, decks) if args.cache else render_scenes(seed, args.n, decks)))
+    draw = cached_scenes if args.cache else render_scenes
+    scenes = (scene for seed in seeds for scene in draw(seed, args.n, decks))
     ix_stats = Counter()
     card_stats = Counter()
     right_conf = []
@@ -298,7 +298,8 @@ def main(argv: list[str] | None = None) -> int:
             for band in bands:
                 band[why] += 1
     which = f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {', '.join(map(str, seeds))}, {args.n} of each"
-    print(f"{args.n * len(seeds)} scenes ({which}), held-out designs {', '.join(decks)}, accept threshold {rec.accept_threshold}\n")
+    print(f"{args.n * len(seeds)} scenes ({which}), held-out designs {', '.join(decks)}, "
+          f"accept threshold {rec.accept_threshold}\n")
     total = ix_stats["readable indices"]
     for key, v in ix_stats.most_common():
         print(f"  {key:<44} {v:6d}  {100 * v / max(1, total):6.2f}%")
