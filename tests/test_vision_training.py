@@ -532,6 +532,7 @@ def test_slow_classifiers_keep_two_of_fewer_epochs(art, tmp_path, capsys, monkey
     (["--set", "det_lr=-0.1"], "det_lr='-0.1': must be a finite number of at least 0"),
     (["--set", "hours=inf"], "hours='inf': must be a finite number of at least 0"),
     (["--set", "hidden_pip_below=1.5"], "hidden_pip_below='1.5': a fraction, at most 1"),
+    (["--set", "hidden_rank_below=50"], "hidden_rank_below='50': a fraction, at most 1"),
     (["--set", "accept_threshold=2"], "accept_threshold='2': a fraction, at most 1"),
     (["--set", "real_share=1"], "real_share='1': a fraction, under 1"),
     (["--set", "weak_heat=1.0"], "weak_heat='1.0': a fraction, under 1"),

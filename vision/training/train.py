@@ -887,8 +887,8 @@ AT_LEAST_ONE = frozenset({"scenes", "det_steps", "det_batch", "det_crop", "cls_e
 #: The config's fractions and probabilities (``--set``): at most 1, or under 1 for those
 #: in ``UNDER_ONE`` (the recogniser refuses a ``weak_heat`` of 1; ``real_share`` is the
 #: registry designs' share beside generated ones, and for none of those, ``generated=0``).
-AT_MOST_ONE = frozenset({"hidden_pip_below", "hidden_rank_below", "heat_threshold", "accept_threshold", "turned_accept",
-                         "weak_accept", "screen_clear"})
+AT_MOST_ONE = frozenset({"hidden_pip_below", "hidden_rank_below", "heat_threshold", "accept_threshold",
+                         "turned_accept", "weak_accept", "screen_clear"})
 UNDER_ONE = frozenset({"weak_heat", "real_share"})
 
 
