@@ -319,18 +319,36 @@ def test_tiny_training_run_exports_models_the_recogniser_loads(art, tmp_path, ca
     assert meta["detector_reused"] is True and meta["detector_seconds"] >= 0
     assert meta["classifier_jobs"] == 1 and trained_together[-1] == (2, 1, 2)   # one after another, here
     Recogniser(out).recognise(img)
-    # --detector-from starts from a written model's detector instead: the new
-    # model's detector computes what that one does.
+    # --detector-from starts from a written model's detector instead, and --refiner-from
+    # from its refiner: the new model's networks compute what those do.
     out2 = tmp_path / "model2"
+    (out / "model.json").write_text(json.dumps({**meta, "refiner_seconds": 7}))   # as a record may say
     assert train_main(["--config", "tiny", "--out", str(out2), "--data", str(data), "--workers", "1",
-                       "--detector-from", str(out / "index_detector.onnx"), "--jobs", "1"]) == 0
+                       "--detector-from", str(out / "index_detector.onnx"),
+                       "--refiner-from", str(out / "index_refiner.onnx"), "--jobs", "1"]) == 0
     meta2 = json.loads((out2 / "model.json").read_text())
     assert meta2["detector_reused"] is True and meta2["detector_from"] == str(out / "index_detector.onnx")
     assert meta2["detector_seconds"] == meta["detector_seconds"]   # the source's record of its detector
-    # A file that is not there, or not a detector, is refused before any work.
-    for wrong in (tmp_path / "missing.onnx", out / "model.json", out / "index_classifier.onnx"):
+    assert meta2["refiner_from"] == str(out / "index_refiner.onnx") and meta2["refiner_seconds"] == 7
+    assert "using the refiner of" in capsys.readouterr().out
+    from vision.index_geometry import REFINE_PATCH_H, REFINE_PATCH_W
+    from vision.inference import OnnxNet
+    probe = np.random.default_rng(3).normal(size=(2, 3, REFINE_PATCH_H, REFINE_PATCH_W)).astype(np.float32)
+    before, after = (OnnxNet(d / "index_refiner.onnx", "onnxruntime", threads=1)(probe) for d in (out, out2))
+    assert np.abs(after - before).max() < 1e-4 * max(1.0, np.abs(before).max())
+    # A file that is not there, or not the network asked for, is refused before any work.
+    for flag, wrong in (("--detector-from", tmp_path / "missing.onnx"), ("--detector-from", out / "model.json"),
+                        ("--detector-from", out / "index_classifier.onnx"),
+                        ("--refiner-from", tmp_path / "missing.onnx"),
+                        ("--refiner-from", out / "index_detector.onnx")):
         assert train_main(["--config", "tiny", "--out", str(tmp_path / "model3"), "--data", str(data),
-                           "--detector-from", str(wrong)]) == 2
+                           flag, str(wrong)]) == 2
+        assert capsys.readouterr().err.startswith(f"{flag}: "), (flag, wrong)
+    # ... and a refiner for a recipe without one.
+    with pytest.raises(SystemExit) as refused:
+        train_main(["--config", "tiny", "--out", str(tmp_path / "model3"), "--data", str(data),
+                    "--set", "refiner=0", "--refiner-from", str(out / "index_refiner.onnx")])
+    assert refused.value.code == 2 and "has no refiner" in capsys.readouterr().err
     # ... and so is a detector whose model's record beside it is unreadable (it would be read
     # only after the training otherwise, and the run lost).
     for record, why in (("{not json", "model.json is not valid JSON"), ("[1, 2]", "not a model's record")):
@@ -464,6 +482,15 @@ def test_the_time_budget_times_each_network_and_records_its_plan(art, tmp_path, 
     assert 0 < budget["estimated_seconds"] == budget["recipe_estimated_seconds"] < 3600
     assert meta["config_values"]["det_steps"] == 8 and meta["config_values"]["cls_members"] == 2
     assert len(meta["classifier"]) == 2
+    assert budget["speeds"]["det_step"] > 0 and budget["speeds"]["refine_step"] > 0
+    # Networks taken from a written model cost the budget nothing.
+    out2 = tmp_path / "model2"
+    assert train_main(["--config", "tiny", "--out", str(out2), "--data", str(data), "--workers", "1",
+                       "--hours", "1", "--detector-from", str(out / "index_detector.onnx"),
+                       "--refiner-from", str(out / "index_refiner.onnx")]) == 0
+    speeds = json.loads((out2 / "model.json").read_text())["budget"]["speeds"]
+    capsys.readouterr()
+    assert speeds["det_step"] == 0 and speeds["refine_step"] == 0 and speeds["cls_step"] > 0
     # Without a budget (tiny's own), nothing is timed and nothing recorded.
     assert train_main(["--config", "tiny", "--out", str(out), "--data", str(data), "--workers", "1",
                        "--reuse-detector", "--jobs", "1"]) == 0

@@ -736,12 +736,12 @@ def _probe_member(job: tuple) -> float:
 
 
 def measure_speeds(scenes, cfg: Config, seed: int, threads: int, jobs: int, draw_seconds: float,
-                   detector: bool = True) -> Speeds:
+                   detector: bool = True, refiner: bool = True) -> Speeds:
     """Time a few steps of each network this run trains, as it will train them (the same
     functions, threads and side-by-side workers; the detector on ``scenes``, the others on
     random crops of their size), for the time budget (vision.training.budget).  About 10
     seconds on the Zen 5, 30 in float32 on the Zen 3.  ``detector`` False: the detector is
-    not trained (reused), its steps cost nothing."""
+    not trained (reused), its steps cost nothing; ``refiner`` False, the same for the refiner."""
     det = _step_seconds(lambda k: (train_detector(scenes, replace(cfg, det_steps=k), seed), k)[1]) \
         if detector else 0.0
     rng = np.random.default_rng(seed)
@@ -752,7 +752,7 @@ def measure_speeds(scenes, cfg: Config, seed: int, threads: int, jobs: int, draw
         train_refiner(X, rng.normal(0, 0.1, (n, 4)).astype(np.float32), replace(cfg, refine_epochs=1), seed)
         return epoch_steps(n, cfg.cls_batch)
 
-    ref = _step_seconds(refiner_run) if cfg.refiner else 0.0
+    ref = _step_seconds(refiner_run) if cfg.refiner and refiner else 0.0
     alone = _classifier_step_seconds(cfg, seed)
     side = alone
     if cfg.cls_members > 1 and jobs > 1:
@@ -931,6 +931,26 @@ def with_settings(cfg: Config, settings: list[str]) -> Config:
     return replace(cfg, **changes)
 
 
+def _load_written(net: torch.nn.Module, path: Path, seconds_key: str):
+    """Load into ``net`` (eval mode) the network an earlier run wrote to ``path``
+    (``--detector-from``, ``--refiner-from``) and return ``seconds_key`` from the
+    model.json beside it, what that network took to train (None when unrecorded).
+    Raises OSError or ValueError for a file that is missing or does not fit, and
+    for a record beside it that is not a model's."""
+    load_onnx_weights(net, path)
+    net.eval()
+    source = path.with_name("model.json")
+    if not source.exists():
+        return None
+    try:
+        record = json.loads(source.read_text())
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{source} is not valid JSON: {e}") from e
+    if not isinstance(record, dict):
+        raise ValueError(f"{source} is not a model's record (a JSON object)")
+    return record.get(seconds_key)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m vision.training.train", description=__doc__.split("\n\n")[0])
     ap.add_argument("--config", default="full", choices=sorted(CONFIGS))
@@ -957,6 +977,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--detector-from", type=Path, default=None, metavar="ONNX",
                     help="use this detector, written by an earlier run (e.g. "
                          "vision/models/index_detector.onnx), instead of training one")
+    ap.add_argument("--refiner-from", type=Path, default=None, metavar="ONNX",
+                    help="use this index refiner, written by an earlier run (e.g. "
+                         "vision/models/index_refiner.onnx), instead of training one: with "
+                         "--detector-from, only the classifiers are trained")
     args = ap.parse_args(argv)
     if args.jobs < 0 or args.threads < 1 or args.workers < 1:
         ap.error("--threads and --workers must be at least 1, --jobs at least 0")
@@ -968,6 +992,8 @@ def main(argv: list[str] | None = None) -> int:
         cfg = with_settings(cfg, args.set)
     except ValueError as e:
         ap.error(f"--set: {e}")
+    if args.refiner_from and not cfg.refiner:
+        ap.error("--refiner-from: this config's recogniser has no refiner (refiner off)")
     hours = cfg.hours if args.hours is None else args.hours
     if not math.isfinite(hours) or hours < 0:
         ap.error("--hours must be 0 (no limit) or more")
@@ -979,25 +1005,20 @@ def main(argv: list[str] | None = None) -> int:
         _log("this CPU does not compute bfloat16 natively (no AVX512-BF16 or AMX): "
              "training in float32, slower than the times given for this config")
     t_start = time.time()
-    det_from, det_from_seconds = None, None
-    if args.detector_from:   # read it first: a wrong file should not wait for the scenes
-        det_from = IndexDetector(cfg.det_width, cfg.det_channels)
-        # How long that detector took to train, from its model's record when there is one.
-        source = args.detector_from.with_name("model.json")
-        try:
-            load_onnx_weights(det_from, args.detector_from)
-            if source.exists():
-                try:
-                    record = json.loads(source.read_text())
-                except json.JSONDecodeError as e:
-                    raise ValueError(f"{source} is not valid JSON: {e}") from e
-                if not isinstance(record, dict):
-                    raise ValueError(f"{source} is not a model's record (a JSON object)")
-                det_from_seconds = record.get("detector_seconds")
-        except (OSError, ValueError) as e:
-            print(f"--detector-from: {e}", file=sys.stderr)
-            return 2
-        det_from.eval()
+    # Networks written by earlier runs, to use instead of training them: read first,
+    # since a wrong file should not wait for the scenes.  Each comes with how long it
+    # took to train, from its model's record when there is one.
+    det_from = IndexDetector(cfg.det_width, cfg.det_channels) if args.detector_from else None
+    ref_from = IndexRefiner(cfg.refine_width) if args.refiner_from else None
+    from_seconds = {}
+    for flag, net, path, key in (("--detector-from", det_from, args.detector_from, "detector_seconds"),
+                                 ("--refiner-from", ref_from, args.refiner_from, "refiner_seconds")):
+        if net is not None:
+            try:
+                from_seconds[key] = _load_written(net, path, key)
+            except (OSError, ValueError) as e:
+                print(f"{flag}: {e}", file=sys.stderr)
+                return 2
 
     build_face_cache(log=_log)
     real = [d for d in available_decks() if d not in HELD_OUT]
@@ -1030,7 +1051,8 @@ def main(argv: list[str] | None = None) -> int:
     deadline, speeds, budget_plan = (t_start + hours * 3600 if hours else None), None, None
     if deadline:
         _log(f"time budget {hours:g} h: timing a few steps of each network")
-        speeds = measure_speeds(scenes, cfg, args.seed, args.threads, jobs, draw_seconds, detector=train_det)
+        speeds = measure_speeds(scenes, cfg, args.seed, args.threads, jobs, draw_seconds, detector=train_det,
+                                refiner=ref_from is None)
         try:
             budget_plan = plan(cfg, speeds, indices, deadline - time.time())
         except BudgetError as e:
@@ -1064,7 +1086,10 @@ def main(argv: list[str] | None = None) -> int:
         det_time.write_text(json.dumps({"seconds": round(time.time() - t_det)}))
     dets = detect_scenes(det, scenes, cfg.heat_threshold) if cfg.detector_crops or cfg.refiner else None
     ref = None
-    if cfg.refiner:
+    if ref_from is not None:
+        ref = ref_from
+        _log(f"using the refiner of {args.refiner_from}")
+    elif cfg.refiner:
         Xr, Yr = refiner_samples(scenes, dets, args.seed + 3, jitter_copies=cfg.refine_copies)
         _log(f"{len(Xr)} refiner crops ({sum(map(len, dets))} detections on the training scenes)")
         ref = train_refiner(Xr, Yr, cfg, args.seed)
@@ -1174,10 +1199,14 @@ def main(argv: list[str] | None = None) -> int:
         meta["detector_reused"] = True
         if args.detector_from:
             meta["detector_from"] = str(args.detector_from)
-            meta["detector_seconds"] = det_from_seconds
+            meta["detector_seconds"] = from_seconds["detector_seconds"]
         else:
             meta["detector_seconds"] = (json.loads(det_time.read_text())["seconds"]
                                         if det_time.exists() else None)
+    if ref_from is not None:
+        # Likewise the refiner: its time is the run's that trained it.
+        meta["refiner_from"] = str(args.refiner_from)
+        meta["refiner_seconds"] = from_seconds["refiner_seconds"]
     (args.out / "model.json").write_text(json.dumps(meta, indent=1) + "\n")
     if cfg.quantise_scenes:
         # The 8-bit files cannot give the float weights back: keep a copy beside the scenes.
