@@ -49,7 +49,7 @@ from vision.index_geometry import (CROP_STD_FLOOR, DET_LONG_SIDE, NOT_INDEX, PAT
 from vision.recogniser import REFINE_LIMITS, decode_indices, detector_input
 from vision.synth.decks import DATA_DIR, HELD_OUT, available_decks, build_face_cache
 from vision.synth.procedural import build_generated_decks
-from vision.training.data import (RANK_HIDDEN, SUIT_HIDDEN, SUIT_HIDDEN_BLACK, SUIT_HIDDEN_RED, classifier_crops,
+from vision.training.data import (MORE_COVERED_FROM, RANK_HIDDEN, SUIT_HIDDEN, SUIT_HIDDEN_BLACK, SUIT_HIDDEN_RED, classifier_crops,
                                   covered_crops, detector_crops, detector_targets, generate_scenes, load_scenes,
                                   refiner_samples)
 from vision.training.models import IndexClassifier, IndexDetector, IndexRefiner
@@ -109,6 +109,11 @@ class Config:
     #: equal precision (docs/vision-experiments.md, sessions 20 to 22).
     partly_covered_copies: int = 0
     more_covered_copies: int = 0
+    #: Where "covered more" starts, in the index's visible fraction.  Indices below it
+    #: and above half of data's hidden threshold are cut into no crop at all, so the
+    #: classifier is taught nothing about them; lowered with ``hidden_rank_below`` and
+    #: ``hidden_pip_below``, they are taught as what of them shows.
+    more_covered_from: float = MORE_COVERED_FROM
     #: A readable index crop whose suit pip shows less than this (the renderer's
     #: ``pip_visible``) is labelled data.SUIT_HIDDEN: its rank, and a suit the classifier
     #: is taught not to know (a uniform target), so that an edge over the pip makes the
@@ -469,7 +474,8 @@ def scene_crops(scenes, cfg: Config, seed: int) -> tuple[np.ndarray, np.ndarray,
                   hidden_rank_below=cfg.hidden_rank_below)
     X, R, S = classifier_crops(scenes, seed + 1, jitter_copies=cfg.jitter_copies, **hidden)
     if cfg.partly_covered_copies or cfg.more_covered_copies:
-        Xc, Rc, Sc = covered_crops(scenes, seed + 4, cfg.partly_covered_copies, cfg.more_covered_copies, **hidden)
+        Xc, Rc, Sc = covered_crops(scenes, seed + 4, cfg.partly_covered_copies, cfg.more_covered_copies,
+                                   more_covered_from=cfg.more_covered_from, **hidden)
         _log(f"{len(Xc)} more crops of covered indices")
         X, R, S = np.concatenate([X, Xc]), np.concatenate([R, Rc]), np.concatenate([S, Sc])
     return X, R, S
@@ -887,7 +893,7 @@ AT_LEAST_ONE = frozenset({"scenes", "det_steps", "det_batch", "det_crop", "cls_e
 #: The config's fractions and probabilities (``--set``): at most 1, or under 1 for those
 #: in ``UNDER_ONE`` (the recogniser refuses a ``weak_heat`` of 1; ``real_share`` is the
 #: registry designs' share beside generated ones, and for none of those, ``generated=0``).
-AT_MOST_ONE = frozenset({"hidden_pip_below", "hidden_rank_below", "heat_threshold", "accept_threshold",
+AT_MOST_ONE = frozenset({"hidden_pip_below", "hidden_rank_below", "more_covered_from", "heat_threshold", "accept_threshold",
                          "turned_accept", "weak_accept", "screen_clear"})
 UNDER_ONE = frozenset({"weak_heat", "real_share"})
 
