@@ -70,6 +70,16 @@ def test_covered_crops_add_copies_of_covered_indices_only(art):
     assert set(R) == {RANKS.index("9")} and set(S) == {SUITS.index("D")}
     # Without copies of the more covered ones, only the partly covered index's three.
     assert len(covered_crops(SceneSet(img[None], [scene]), seed=0, partly_covered_copies=3)[0]) == 3
+    # "Covered more" may start lower (the config's more_covered_from): the index half shown too.
+    assert len(covered_crops(SceneSet(img[None], [scene]), seed=0, partly_covered_copies=3,
+                             more_covered_copies=2, more_covered_from=0.4)[0]) == 7
+    from dataclasses import replace
+
+    from vision.training.train import CONFIGS, scene_crops
+    cfg = replace(CONFIGS["tiny"], partly_covered_copies=3, more_covered_copies=2)
+    positives = [int((scene_crops(SceneSet(img[None], [scene]), replace(cfg, more_covered_from=start), 0)[1]
+                      != NOT_INDEX).sum()) for start in (0.7, 0.4)]
+    assert positives[1] == positives[0] + 2, positives
     # Nothing covered: nothing added, in the shapes that concatenate with the other crops.
     X0, R0, S0 = covered_crops(SceneSet(img[None], [recs]), seed=0, partly_covered_copies=3,
                                more_covered_copies=2)
