@@ -514,7 +514,7 @@ def test_a_slow_machine_trains_less_to_fit_the_budget(art, tmp_path, capsys, mon
     from vision.training import train as T
     from vision.training.budget import Speeds
 
-    def slow(scenes, cfg, seed, threads, jobs, draw_seconds, detector=True):
+    def slow(scenes, cfg, seed, threads, jobs, draw_seconds, detector=True, refiner=True):
         return Speeds(draw=draw_seconds, det_step=1200.0, refine_step=0.01, cls_step=0.01, cls_alone_step=0.01)
 
     monkeypatch.setattr(T, "measure_speeds", slow)
@@ -540,7 +540,7 @@ def test_slow_classifiers_keep_two_of_fewer_epochs(art, tmp_path, capsys, monkey
 
     hours = 1.5
 
-    def slow_classifiers(scenes, cfg, seed, threads, jobs, draw_seconds, detector=True):
+    def slow_classifiers(scenes, cfg, seed, threads, jobs, draw_seconds, detector=True, refiner=True):
         indices = sum(len(r) for r in scenes.indices)
         usable = 0.95 * hours * 3600   # about what plan() will have, less its margin
         per_epoch_steps = 2 * B._epoch_steps(indices * B.CLASSIFIER_CROPS_PER_INDEX, cfg.cls_batch)
