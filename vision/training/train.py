@@ -49,8 +49,8 @@ from vision.index_geometry import (CROP_STD_FLOOR, DET_LONG_SIDE, NOT_INDEX, PAT
 from vision.recogniser import REFINE_LIMITS, decode_indices, detector_input
 from vision.synth.decks import DATA_DIR, HELD_OUT, available_decks, build_face_cache
 from vision.synth.procedural import build_generated_decks
-from vision.training.data import (MORE_COVERED_FROM, RANK_HIDDEN, SUIT_HIDDEN, SUIT_HIDDEN_BLACK, SUIT_HIDDEN_RED, classifier_crops,
-                                  covered_crops, detector_crops, detector_targets, generate_scenes, load_scenes,
+from vision.training.data import (MORE_COVERED_FROM, RANK_HIDDEN, SUIT_HIDDEN, SUIT_HIDDEN_BLACK, SUIT_HIDDEN_RED,
+                                  classifier_crops, covered_crops, detector_crops, detector_targets, generate_scenes, load_scenes,
                                   refiner_samples)
 from vision.training.models import IndexClassifier, IndexDetector, IndexRefiner
 from vision.training.budget import BudgetError, Speeds, classifier_epochs, plan
@@ -896,8 +896,8 @@ AT_LEAST_ONE = frozenset({"scenes", "det_steps", "det_batch", "det_crop", "cls_e
 #: The config's fractions and probabilities (``--set``): at most 1, or under 1 for those
 #: in ``UNDER_ONE`` (the recogniser refuses a ``weak_heat`` of 1; ``real_share`` is the
 #: registry designs' share beside generated ones, and for none of those, ``generated=0``).
-AT_MOST_ONE = frozenset({"hidden_pip_below", "hidden_rank_below", "more_covered_from", "heat_threshold", "accept_threshold",
-                         "turned_accept", "weak_accept", "screen_clear"})
+AT_MOST_ONE = frozenset({"hidden_pip_below", "hidden_rank_below", "more_covered_from", "heat_threshold",
+                         "accept_threshold", "turned_accept", "weak_accept", "screen_clear"})
 UNDER_ONE = frozenset({"weak_heat", "real_share"})
 
 
