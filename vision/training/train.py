@@ -50,8 +50,8 @@ from vision.recogniser import REFINE_LIMITS, decode_indices, detector_input
 from vision.synth.decks import DATA_DIR, HELD_OUT, available_decks, build_face_cache
 from vision.synth.procedural import build_generated_decks
 from vision.training.data import (MORE_COVERED_FROM, RANK_HIDDEN, SUIT_HIDDEN, SUIT_HIDDEN_BLACK, SUIT_HIDDEN_RED,
-                                  classifier_crops, covered_crops, detector_crops, detector_targets, generate_scenes, load_scenes,
-                                  refiner_samples)
+                                  classifier_crops, covered_crops, detector_crops, detector_targets, generate_scenes,
+                                  load_scenes, refiner_samples)
 from vision.training.models import IndexClassifier, IndexDetector, IndexRefiner
 from vision.training.budget import BudgetError, Speeds, classifier_epochs, plan
 from vision.training.quantise import quantise_classifiers
