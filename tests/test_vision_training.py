@@ -508,6 +508,52 @@ def test_the_time_budget_times_each_network_and_records_its_plan(art, tmp_path, 
     assert "budget" not in json.loads((out / "model.json").read_text())
 
 
+class _ScriptedRuns:
+    """A network's probe runs on a clock the test sets: each run of ``steps`` steps
+    takes the next of ``seconds`` (the untimed first run included)."""
+
+    def __init__(self, seconds):
+        self.now, self.seconds, self.calls = 0.0, list(seconds), []
+
+    def clock(self):
+        return self.now
+
+    def run(self, steps):
+        self.calls.append(steps)
+        self.now += self.seconds.pop(0)
+        return steps
+
+
+def test_the_speed_probe_takes_the_longer_run_less_the_shorter_per_step():
+    from vision.training.train import PROBE_STEPS, _step_seconds
+
+    short, long_ = PROBE_STEPS
+    runs = _ScriptedRuns([9.0, 1.0 + short * 0.1, 1.0 + long_ * 0.1])
+    assert _step_seconds(runs.run, clock=runs.clock) == pytest.approx(0.1)
+    assert runs.calls == [short, short, long_]
+
+
+def test_the_speed_probe_times_again_when_other_work_upsets_its_runs():
+    """A shorter run slowed by other work (the flake a busy test machine showed: a
+    negative difference, recorded as a step of 0 s) is timed again with the longer."""
+    from vision.training.train import PROBE_STEPS, _step_seconds
+
+    short, long_ = PROBE_STEPS
+    runs = _ScriptedRuns([9.0, 5.0, 2.0, 1.0 + short * 0.1, 1.0 + long_ * 0.1])
+    assert _step_seconds(runs.run, clock=runs.clock) == pytest.approx(0.1)
+    assert runs.calls == [short, short, long_, short, long_]
+
+
+def test_a_speed_probe_upset_every_time_counts_the_longer_runs_whole_time():
+    from vision.training.train import PROBE_STEPS, _step_seconds
+
+    short, long_ = PROBE_STEPS
+    runs = _ScriptedRuns([9.0] + [3.0, 2.8] * 3)
+    step = _step_seconds(runs.run, clock=runs.clock, tries=3)
+    assert step == pytest.approx(2.8 / long_) and step > 0
+    assert len(runs.calls) == 7
+
+
 def test_a_slow_machine_trains_less_to_fit_the_budget(art, tmp_path, capsys, monkeypatch):
     """The plan is carried out: on a machine whose detector step took 20 minutes (the
     speeds stand in for one), one classifier instead of two and two thirds of the detector's steps."""

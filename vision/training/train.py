@@ -709,17 +709,27 @@ def train_refiner(X: np.ndarray, Y: np.ndarray, cfg: Config, seed: int) -> Index
 PROBE_STEPS = (4, 14)
 
 
-def _step_seconds(run: Callable[[int], int]) -> float:
+def _step_seconds(run: Callable[[int], int], clock: Callable[[], float] = time.perf_counter,
+                  tries: int = 3) -> float:
     """Seconds per step of ``run(steps)``, which trains a network for about ``steps``
-    steps and returns how many it trained: measured as PROBE_STEPS says."""
-    done, times = [], []
+    steps and returns how many it trained: measured as PROBE_STEPS says.
+
+    Work elsewhere on the machine can slow the shorter run more than the longer, and the
+    difference then says nothing (zero or less).  The pair is timed again, up to
+    ``tries`` times; if it never comes out right, the longer run's whole time per step is
+    taken, which counts its set-up too: too much, never too little, for a budget."""
     with _quietly():
         run(PROBE_STEPS[0])
-        for steps in PROBE_STEPS:
-            t0 = time.perf_counter()
-            done.append(run(steps))
-            times.append(time.perf_counter() - t0)
-    return max(1e-6, (times[1] - times[0]) / max(1, done[1] - done[0]))
+        for _ in range(tries):
+            done, times = [], []
+            for steps in PROBE_STEPS:
+                t0 = clock()
+                done.append(run(steps))
+                times.append(clock() - t0)
+            extra = times[1] - times[0]
+            if extra > 0 and done[1] > done[0]:
+                return extra / (done[1] - done[0])
+    return max(1e-6, times[1] / max(1, done[1]))
 
 
 def _classifier_step_seconds(cfg: Config, seed: int) -> float:
@@ -1198,7 +1208,7 @@ def main(argv: list[str] | None = None) -> int:
         "train_seconds": round(time.time() - t_start),
     }
     if deadline:
-        meta["budget"] = {"hours": hours, "speeds": {k: round(v, 4) for k, v in asdict(speeds).items()},
+        meta["budget"] = {"hours": hours, "speeds": {k: float(f"{v:.4g}") for k, v in asdict(speeds).items()},
                           "cut": budget_plan.cut or cfg.cls_epochs != budget_plan.cls_epochs,
                           "estimated_seconds": round(budget_plan.seconds),
                           "recipe_estimated_seconds": round(budget_plan.recipe_seconds)}
