@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     times, wrong_notes = [], []
     other_overall, other_times = Summary(), []
     stage_seconds: dict[str, float] = {}
-    sweep_thresholds = [0.5, 0.7, 0.8, 0.85, 0.9, 0.95, 0.98]
+    sweep_thresholds = [0.5, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.98]
     sweep = {t: Summary() for t in sweep_thresholds}
     t_render = time.time()
     for seed, k, image, ann in scenes:
