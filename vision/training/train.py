@@ -210,11 +210,15 @@ CONFIGS = {
     "quick": Config(scenes=3000, det_steps=1500, det_batch=12, det_crop=288, cls_epochs=4, generated=24),
     # The committed model: 81 minutes on 2 cores of a Zen 5 with native bfloat16 (95 to 140 on
     # the AMX machine, by the host's hour); about 3.8 hours in float32 on a Zen 3, where its
-    # 2-hour budget (``hours``) cuts it down (docs/vision.md, Training).  Its views, view_mean and accept_threshold were chosen on held-out
-    # scenes of seeds 99 and 123 (bench/bench_recognition.py --seed 99 --n 960 --sweep), never the
-    # benchmark's seed 7.
+    # 2-hour budget (``hours``) cuts it down (docs/vision.md, Training).  Its views and view_mean
+    # were chosen on held-out scenes of seeds 99 and 123 (bench/bench_recognition.py --seed 99
+    # --n 960 --sweep), never the benchmark's seed 7; so was accept_threshold, 0.75 since the
+    # indices 25 to 70% visible are taught as what of them shows (more_covered_from,
+    # hidden_rank_below, hidden_pip_below: session 46, docs/vision-experiments.md), which
+    # leaves the classifiers less sure of half-hidden glyphs and so wants a lower threshold.
     "full": Config(scenes=8000, det_steps=6000, det_batch=12, det_crop=288, cls_epochs=14, jitter_copies=3,
-                   det_channels=(16, 32, 48, 64), cls_width=1.5, generated=128, accept_threshold=0.85,
+                   det_channels=(16, 32, 48, 64), cls_width=1.5, generated=128, accept_threshold=0.75,
+                   more_covered_from=0.25, hidden_rank_below=0.5, hidden_pip_below=0.5,
                    view_mean="geometric", reshape_glyphs=True,
                    views=((0.0, 1.0), (7.0, 1.0), (-7.0, 1.0), (0.0, 0.88), (0.0, 1.12)),
                    refiner=True, refine_epochs=8, look_turned=True, weak_heat=0.1, weak_max=6, weak_accept=0.90,
