@@ -1002,3 +1002,21 @@ def test_training_precision_and_memory_layout(bf16, monkeypatch):
     assert conv.is_contiguous() and not net.training
     with torch.no_grad():
         assert net(x).dtype == torch.float32
+
+
+def test_the_committed_model_is_what_the_full_recipe_trains():
+    """model.json of the committed model records the recipe it was trained with: it must be
+    `full` as it stands, so that a change to `full` comes with a model trained by it (or the
+    change is seen here), and the recogniser reads at `full`'s accept threshold."""
+    import dataclasses
+
+    from vision.recogniser import MODEL_DIR, Recogniser
+    from vision.training.train import CONFIGS
+
+    meta = json.loads((MODEL_DIR / "model.json").read_text())
+    full = json.loads(json.dumps(dataclasses.asdict(CONFIGS["full"])))   # tuples as JSON writes them
+    assert meta["config"] == "full"
+    assert meta["config_values"] == full
+    assert meta["accept_threshold"] == CONFIGS["full"].accept_threshold
+    assert Recogniser().accept_threshold == CONFIGS["full"].accept_threshold
+    assert len(meta["classifier"]) == CONFIGS["full"].cls_members
