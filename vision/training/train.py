@@ -118,8 +118,8 @@ class Config:
     #: ``pip_visible``) is labelled data.SUIT_HIDDEN: its rank, and a suit the classifier
     #: is taught not to know (a uniform target), so that an edge over the pip makes the
     #: index unreadable rather than read with the suit of whatever lies there.  0 = off.
-    #: Off in ``full``, which trained the committed model: at 0.5 it reads fewer wrong cards
-    #: (docs/vision-experiments.md, sessions 42 and 44).
+    #: 0.5 in ``full`` since session 46, with ``more_covered_from`` lowered so that it
+    #: reaches the half-covered indices (docs/vision-experiments.md, sessions 42 to 46).
     hidden_pip_below: float = 0.0
     #: With ``hidden_pip_below``: teach that a hidden pip still leaves the suit's colour
     #: (the rank glyph's red or black ink), a target of one half on each suit of that
@@ -131,11 +131,11 @@ class Config:
     hidden_pip_keeps_colour: bool = False
     #: The same for the rank: a readable index crop whose rank glyph shows less than this
     #: (the renderer's ``rank_visible``; an edge over the top of the index) is labelled
-    #: data.RANK_HIDDEN, an index of a rank the classifier is taught not to know.  0 = off
-    #: (in ``full`` too: two in five readings of an index with its rank half hidden are
-    #: wrong, docs/vision-experiments.md, session 42, but at 0.5 the label changed nothing,
-    #: since few crops are cut from indices whose rank is half hidden: 24 of the 21000
-    #: indices shown 70% or more in 4000 scenes; session 45, and ``more_covered_from``).
+    #: data.RANK_HIDDEN, an index of a rank the classifier is taught not to know.  0 = off.
+    #: Two in five readings of an index with its rank half hidden were wrong (session 42);
+    #: at 0.5 alone the label changed nothing, since few crops are cut from indices whose
+    #: rank is half hidden (24 of the 21000 indices shown 70% or more in 4000 scenes,
+    #: session 45); 0.5 in ``full`` since session 46, with ``more_covered_from`` at 0.25.
     hidden_rank_below: float = 0.0
     heat_threshold: float = 0.3
     accept_threshold: float = 0.85
