@@ -477,15 +477,18 @@ def test_training_refuses_counts_below_one_before_any_work(args, tmp_path, capsy
 
 
 def test_the_time_budget_times_each_network_and_records_its_plan(art, tmp_path, capsys):
+    from vision.training.train import CONFIGS
     from vision.training.train import main as train_main
 
     out, data = tmp_path / "model", tmp_path / "data"
     assert train_main(["--config", "tiny", "--out", str(out), "--data", str(data), "--workers", "1",
-                       "--hours", "1", "--set", "det_steps=8"]) == 0
+                       "--hours", "1", "--set", "det_steps=8", "--set", "pair_accept_threshold=0.6"]) == 0
     printed = capsys.readouterr().out
     assert "time budget 1 h: timing a few steps of each network" in printed
-    assert "time budget 1 h: the recipe fits" in printed
+    assert "time budget 1 h: the recipe fits" in printed and "pair_accept_threshold" not in printed
     meta = json.loads((out / "model.json").read_text())
+    # Two classifiers, but the recipe's own: they read at the recipe's threshold.
+    assert meta["accept_threshold"] == CONFIGS["tiny"].accept_threshold != 0.6
     budget = meta["budget"]
     assert budget["hours"] == 1 and budget["cut"] is False
     assert budget["speeds"]["draw"] > 0 and budget["speeds"]["cls_step"] > 0 and budget["speeds"]["cls_alone_step"] > 0
@@ -559,6 +562,7 @@ def test_a_slow_machine_trains_less_to_fit_the_budget(art, tmp_path, capsys, mon
     speeds stand in for one), one classifier instead of two and two thirds of the detector's steps."""
     from vision.training import train as T
     from vision.training.budget import Speeds
+    from vision.training.train import CONFIGS
 
     def slow(scenes, cfg, seed, threads, jobs, draw_seconds, detector=True, refiner=True):
         return Speeds(draw=draw_seconds, det_step=1200.0, refine_step=0.01, cls_step=0.01, cls_alone_step=0.01)
@@ -566,7 +570,7 @@ def test_a_slow_machine_trains_less_to_fit_the_budget(art, tmp_path, capsys, mon
     monkeypatch.setattr(T, "measure_speeds", slow)
     out = tmp_path / "model"
     assert T.main(["--config", "tiny", "--out", str(out), "--data", str(tmp_path / "data"), "--workers", "1",
-                   "--hours", "1.5"]) == 0
+                   "--hours", "1.5", "--set", "pair_accept_threshold=0.6"]) == 0
     printed = capsys.readouterr().out
     assert "to fit, 1 classifier instead of 2, 4 detector steps instead of 6" in printed
     assert "detector step 4/4" in printed and "classifier 2 of 2" not in printed
@@ -574,12 +578,16 @@ def test_a_slow_machine_trains_less_to_fit_the_budget(art, tmp_path, capsys, mon
     assert meta["classifier"] == "index_classifier.onnx" and not (out / "index_classifier_2.onnx").exists()
     assert meta["config_values"]["det_steps"] == 4 and meta["config_values"]["cls_members"] == 1
     assert meta["budget"]["cut"] is True and meta["budget"]["speeds"]["det_step"] == 1200.0
+    # One classifier left is not a pair: it reads at the recipe's threshold.
+    assert meta["accept_threshold"] == CONFIGS["tiny"].accept_threshold
 
 
 def test_slow_classifiers_keep_two_of_fewer_epochs(art, tmp_path, capsys, monkeypatch):
     """The middle step of the plan carried out: classifiers so slow that two of 5 epochs
     do not fit but two of 3 do (the speeds stand in for such a machine, sized from the
-    scenes' real count of indices); both are trained, each for fewer epochs."""
+    scenes' real count of indices); both are trained, each for fewer epochs, and
+    they read at the pair's accept threshold."""
+    from vision.recogniser import Recogniser
     from vision.training import budget as B
     from vision.training import train as T
     from vision.training.budget import Speeds
@@ -596,10 +604,14 @@ def test_slow_classifiers_keep_two_of_fewer_epochs(art, tmp_path, capsys, monkey
     monkeypatch.setattr(T, "measure_speeds", slow_classifiers)
     out = tmp_path / "model"
     assert T.main(["--config", "tiny", "--out", str(out), "--data", str(tmp_path / "data"), "--workers", "1",
-                   "--hours", str(hours), "--set", "cls_epochs=5"]) == 0
+                   "--hours", str(hours), "--set", "cls_epochs=5", "--set", "pair_accept_threshold=0.6"]) == 0
     printed = capsys.readouterr().out
     assert "to fit, 3 classifier epochs instead of 5" in printed and "classifier 2 of 2" in printed
+    assert "they will read at accept threshold 0.6 (pair_accept_threshold) instead of 0.85" in printed
     meta = json.loads((out / "model.json").read_text())
+    # A pair cut short reads at the pair's threshold, and the recogniser takes it from model.json.
+    assert meta["accept_threshold"] == meta["config_values"]["accept_threshold"] == 0.6
+    assert Recogniser(out).accept_threshold == 0.6
     assert meta["classifier"] == ["index_classifier.onnx", "index_classifier_2.onnx"]
     assert meta["config_values"]["cls_members"] == 2 and meta["budget"]["cut"] is True
     # The epochs are checked once more against the crops' real number: never more than planned.
@@ -617,6 +629,7 @@ def test_slow_classifiers_keep_two_of_fewer_epochs(art, tmp_path, capsys, monkey
     (["--set", "hidden_pip_below=1.5"], "hidden_pip_below='1.5': a fraction, at most 1"),
     (["--set", "hidden_rank_below=50"], "hidden_rank_below='50': a fraction, at most 1"),
     (["--set", "accept_threshold=2"], "accept_threshold='2': a fraction, at most 1"),
+    (["--set", "pair_accept_threshold=1.2"], "pair_accept_threshold='1.2': a fraction, at most 1"),
     (["--set", "real_share=1"], "real_share='1': a fraction, under 1"),
     (["--set", "weak_heat=1.0"], "weak_heat='1.0': a fraction, under 1"),
     (["--set", "nonsense=1"], "--set: 'nonsense=1': expected FIELD=VALUE with one of the config's fields"),

@@ -22,7 +22,9 @@ What it gives up first is what earlier sessions found costs least:
 Once every crop is cut, :func:`classifier_epochs` checks the classifiers' epochs
 against the time then left, with the crops' real number, so that an estimate
 that was off early on is made up before the longest part.  The plan and the
-speeds it was made from go into model.json ("budget").
+speeds it was made from go into model.json ("budget").  Two classifiers cut from
+the recipe's are written with the config's ``pair_accept_threshold`` (``train.main``):
+a shorter ensemble reads more images exactly at a lower threshold (session 47).
 
 With the speeds of the two machines (seconds; ``left``: the budget less the
 designs and the first draw), the Zen 5 trains the recipe and the Zen 3 two
