@@ -260,11 +260,11 @@ def test_tiny_training_run_exports_models_the_recogniser_loads(art, tmp_path, ca
     # How the classifiers are trained: both at once (the default), each in its own process.
     trained_together = []
     train_classifiers = T.train_classifiers
-    monkeypatch.setattr(T, "train_classifiers", lambda files, cfg, seeds, jobs, threads: trained_together.append(
-        (len(files), jobs, threads)) or train_classifiers(files, cfg, seeds, jobs, threads))
+    monkeypatch.setattr(T, "train_classifiers", lambda files, cfg, seeds, jobs, threads, until: trained_together.append(
+        (len(files), jobs, threads, until)) or train_classifiers(files, cfg, seeds, jobs, threads, until))
     out, data = tmp_path / "model", tmp_path / "data"
     assert train_main(["--config", "tiny", "--out", str(out), "--data", str(data), "--workers", "1"]) == 0
-    assert trained_together == [(2, 2, 2)]
+    assert trained_together == [(2, 2, 2, None)]   # (no time budget: no end to train by)
     printed = capsys.readouterr().out
     assert "training 2 classifiers, 2 at a time with 1 thread each" in printed
     meta = json.loads((out / "model.json").read_text())
@@ -327,7 +327,7 @@ def test_tiny_training_run_exports_models_the_recogniser_loads(art, tmp_path, ca
     assert (data / "shard0000.npz").stat().st_mtime_ns == stamp, "the cached scenes were rendered again"
     meta = json.loads((out / "model.json").read_text())
     assert meta["detector_reused"] is True and meta["detector_seconds"] >= 0
-    assert meta["classifier_jobs"] == 1 and trained_together[-1] == (2, 1, 2)   # one after another, here
+    assert meta["classifier_jobs"] == 1 and trained_together[-1] == (2, 1, 2, None)   # one after another, here
     Recogniser(out).recognise(img)
     # --detector-from starts from a written model's detector instead, and --refiner-from
     # from its refiner: the new model's networks compute what those do.
@@ -617,6 +617,73 @@ def test_slow_classifiers_keep_two_of_fewer_epochs(art, tmp_path, capsys, monkey
     # The epochs are checked once more against the crops' real number: never more than planned.
     assert 1 <= meta["config_values"]["cls_epochs"] <= 3
     assert "classifier 2/2 epoch 4/" not in printed and "classifier 2/2 epoch 5/" not in printed
+
+
+def _random_crops(n: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    return (rng.integers(0, 256, (n, PATCH_H, PATCH_W, 3), dtype=np.uint8),
+            rng.integers(0, NOT_INDEX + 1, n), rng.integers(-1, 4, n))
+
+
+def test_a_classifier_behind_its_time_trains_the_epochs_that_fit(capsys):
+    """The budget's probe can be off: the first epoch's real time decides.  On a scripted
+    clock the first epoch takes 100 s and 150 s are left after it: 2 epochs of 5, the
+    schedule stretched over them (a schedule stepped past its end would raise)."""
+    from dataclasses import replace
+
+    from vision.training.train import CONFIGS, train_classifier
+
+    X, R, S = _random_crops(300)
+    cfg = replace(CONFIGS["tiny"], cls_epochs=5)
+    times = iter([0.0, 100.0])
+    net = train_classifier(X, R, S, cfg, 1, until=250.0, clock=lambda: next(times))
+    printed = capsys.readouterr().out
+    assert net.epochs_trained == 2
+    assert "its first epoch took 100 s, so 2 epochs fit in the time budget instead of 5" in printed
+    assert "classifier epoch 2/2" in printed and "epoch 3/" not in printed
+    # Time enough: every epoch, nothing said.
+    times = iter([0.0, 100.0])
+    assert train_classifier(X, R, S, cfg, 1, until=10_000.0, clock=lambda: next(times)).epochs_trained == 5
+    assert "fit in the time budget" not in capsys.readouterr().out
+
+
+def test_classifiers_side_by_side_out_of_time_stop_after_one_epoch(tmp_path, capsys):
+    """In the worker processes too: past their time, each classifier ends after its first
+    epoch and says how many epochs it trained."""
+    import time
+    from dataclasses import replace
+
+    from vision.training.train import CONFIGS, train_classifiers
+
+    files = []
+    for k in range(2):
+        X, R, S = _random_crops(200, seed=k)
+        files.append(tmp_path / f"crops{k}.npz")
+        np.savez(files[-1], X=X, R=R, S=S)
+    cfg = replace(CONFIGS["tiny"], cls_epochs=3)
+    nets = train_classifiers(files, cfg, [1, 2], jobs=2, threads=2, until=time.time() - 1)
+    assert [net.epochs_trained for net in nets] == [1, 1]
+    nets = train_classifiers(files[:1], cfg, [1], jobs=1, threads=1)
+    assert nets[0].epochs_trained == 3
+
+
+def test_a_run_out_of_time_records_the_epochs_its_classifiers_trained(art, tmp_path, capsys, monkeypatch):
+    """The check carried out by the command: with what follows the classifiers taking
+    (as far as the command knows) the whole budget, they stop after their first epoch,
+    and model.json says so."""
+    from vision.training import train as T
+
+    hours = 1.0
+    monkeypatch.setattr(T, "FINISH_SECONDS", hours * 3600)
+    out = tmp_path / "model"
+    assert T.main(["--config", "tiny", "--out", str(out), "--data", str(tmp_path / "data"), "--workers", "1",
+                   "--hours", str(hours), "--set", "cls_epochs=3"]) == 0
+    printed = capsys.readouterr().out
+    assert "the recipe fits" in printed
+    assert "time budget 1 h: the classifiers trained 1, 1 epochs instead of 3, to end in time" in printed
+    meta = json.loads((out / "model.json").read_text())
+    assert meta["classifier_epochs"] == [1, 1] and meta["config_values"]["cls_epochs"] == 1
+    assert meta["budget"]["cut"] is True
 
 
 @pytest.mark.parametrize("args, why", [

@@ -53,7 +53,7 @@ from vision.training.data import (MORE_COVERED_FROM, RANK_HIDDEN, SUIT_HIDDEN, S
                                   classifier_crops, covered_crops, detector_crops, detector_targets, generate_scenes,
                                   load_scenes, refiner_samples)
 from vision.training.models import IndexClassifier, IndexDetector, IndexRefiner
-from vision.training.budget import BudgetError, Speeds, classifier_epochs, plan
+from vision.training.budget import FINISH_SECONDS, BudgetError, Speeds, classifier_epochs, plan
 from vision.training.quantise import quantise_classifiers
 
 MODEL_DIR = Path(__file__).resolve().parents[1] / "models"
@@ -554,11 +554,19 @@ def rank_loss(logits: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
 
 
 def train_classifier(X: np.ndarray, R: np.ndarray, S: np.ndarray, cfg: Config, seed: int,
-                     name: str = "classifier") -> IndexClassifier:
+                     name: str = "classifier", until: float | None = None,
+                     clock: Callable[[], float] = time.time) -> IndexClassifier:
     """Train one index classifier on crops X (uint8 N x PATCH_H x PATCH_W x 3) with
     ranks R (data.RANK_HIDDEN: a uniform target over the ranks, :func:`rank_loss`) and suits S
     (-1: none; data.SUIT_HIDDEN: a uniform target, :func:`suit_loss`);
-    ``name`` starts its progress lines."""
+    ``name`` starts its progress lines.
+
+    ``until``: the time (``clock``'s, by default ``time.time()``) by which it must be
+    trained, for the time budget.  Once the first epoch is done, its real time says how
+    many epochs fit; if fewer than ``cfg.cls_epochs``, it trains that many, the learning
+    rate's schedule stretched over them (the budget's probe can be off: the classifiers
+    side by side ran a fifth slower than it said, docs/vision-experiments.md, session 47).
+    The returned network's ``epochs_trained`` says how many it trained."""
     torch.manual_seed(seed)
     g = torch.Generator().manual_seed(seed)
     n = len(X)
@@ -570,10 +578,16 @@ def train_classifier(X: np.ndarray, R: np.ndarray, S: np.ndarray, cfg: Config, s
     net = IndexClassifier(cfg.cls_width, standardised=cfg.standardise)
     precision = _train_mode(net, cfg)
     prep = _standardise if cfg.standardise else (lambda t: t)
-    steps = cfg.cls_epochs * epoch_steps(n, cfg.cls_batch)
+    per_epoch = epoch_steps(n, cfg.cls_batch)
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.cls_lr, weight_decay=1e-4)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=cfg.cls_lr, total_steps=max(1, steps), pct_start=0.15)
-    for epoch in range(cfg.cls_epochs):
+
+    def schedule(epochs: int):
+        return torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=cfg.cls_lr, total_steps=max(1, epochs * per_epoch),
+                                                   pct_start=0.15)
+
+    epochs, sched, started = cfg.cls_epochs, schedule(cfg.cls_epochs), clock()
+    epoch = 0
+    while epoch < epochs:
         order = tr[torch.randperm(len(tr), generator=g).numpy()]
         tot = 0.0
         for b in range(0, len(order), cfg.cls_batch):
@@ -597,9 +611,25 @@ def train_classifier(X: np.ndarray, R: np.ndarray, S: np.ndarray, cfg: Config, s
             r, s = Rt[vi], St[vi]
             ok = ((r == RANK_HIDDEN) | (pr == r)) & ((s < 0) | (ps == s))
         net.train()
-        _log(f"{name} epoch {epoch + 1}/{cfg.cls_epochs} loss {tot / len(tr):.3f} "
+        _log(f"{name} epoch {epoch + 1}/{epochs} loss {tot / len(tr):.3f} "
              f"val acc {ok.float().mean().item():.4f} (n={len(val)})")
-    return _trained(net)
+        epoch += 1
+        if until is not None and epoch == 1 and epochs > 1:
+            now = clock()
+            spent = max(1e-9, now - started)
+            fit = max(1, 1 + math.floor((until - now) / spent))
+            if fit < epochs:
+                _log(f"{name}: its first epoch took {spent:.0f} s, so {fit} epoch{'s' * (fit > 1)} fit "
+                     f"in the time budget instead of {epochs}")
+                epochs, sched = fit, schedule(fit)
+                if epochs > 1:
+                    with warnings.catch_warnings():   # (the new schedule stepped to where training is)
+                        warnings.simplefilter("ignore")
+                        for _ in range(per_epoch):
+                            sched.step()
+    net = _trained(net)
+    net.epochs_trained = epoch
+    return net
 
 
 def _exit_with_parent(parent: int) -> None:
@@ -630,20 +660,23 @@ def _worker_pool(workers: int):
                                initializer=_exit_with_parent, initargs=(os.getpid(),))
 
 
-def _train_member(job: tuple) -> dict:
-    """Worker process of :func:`train_classifiers`: one classifier from its saved crops."""
-    crops, cfg, seed, threads, name = job
+def _train_member(job: tuple) -> tuple[dict, int]:
+    """Worker process of :func:`train_classifiers`: one classifier from its saved crops
+    (its weights and its epochs)."""
+    crops, cfg, seed, threads, name, until = job
     torch.set_num_threads(threads)
     cv2.setNumThreads(1)
     with np.load(crops) as z:
         X, R, S = z["X"], z["R"], z["S"]
-    return train_classifier(X, R, S, cfg, seed, name).state_dict()
+    net = train_classifier(X, R, S, cfg, seed, name, until=until)
+    return net.state_dict(), net.epochs_trained
 
 
-def train_classifiers(crops: list[Path], cfg: Config, seeds: list[int], jobs: int, threads: int
-                      ) -> list[IndexClassifier]:
+def train_classifiers(crops: list[Path], cfg: Config, seeds: list[int], jobs: int, threads: int,
+                      until: float | None = None) -> list[IndexClassifier]:
     """Train one classifier on each file of crops (``np.savez`` of X, R, S), with its seed,
-    ``jobs`` of them at once in worker processes of ``max(1, threads // jobs)`` torch threads each.
+    ``jobs`` of them at once in worker processes of ``max(1, threads // jobs)`` torch threads each;
+    ``until``: the ``time.time()`` by which each must be trained (:func:`train_classifier`).
 
     Why at once: on 2 cores, two torch threads train one classifier only about 1.4
     times as fast as one thread does, while two or three classifiers trained side by
@@ -658,18 +691,20 @@ def train_classifiers(crops: list[Path], cfg: Config, seeds: list[int], jobs: in
         nets = []
         for path, seed, name in zip(crops, seeds, names):
             with np.load(path) as z:
-                nets.append(train_classifier(z["X"], z["R"], z["S"], cfg, seed, name))
+                nets.append(train_classifier(z["X"], z["R"], z["S"], cfg, seed, name, until=until))
         return nets
     each = max(1, threads // jobs)
     _log(f"training {len(crops)} classifiers, {min(jobs, len(crops))} at a time with {each} thread{'s' * (each > 1)} each")
     with _worker_pool(min(jobs, len(crops))) as pool:
-        states = list(pool.map(_train_member, [(str(p), cfg, seed, each, name)
+        states = list(pool.map(_train_member, [(str(p), cfg, seed, each, name, until)
                                                for p, seed, name in zip(crops, seeds, names)]))
     nets = []
-    for state in states:
+    for state, epochs in states:
         net = IndexClassifier(cfg.cls_width, standardised=cfg.standardise)
         net.load_state_dict(state)
-        nets.append(_trained(net))
+        net = _trained(net)
+        net.epochs_trained = epochs
+        nets.append(net)
     return nets
 
 
@@ -1180,10 +1215,17 @@ def main(argv: list[str] | None = None) -> int:
                  f"trains {recipe.cls_members} of {recipe.cls_epochs}: they will read at accept threshold "
                  f"{cfg.accept_threshold:g} (pair_accept_threshold) instead of {recipe.accept_threshold:g}")
     try:
-        members = train_classifiers(crop_files, cfg, member_seeds, jobs, args.threads)
+        # What follows the classifiers (export, quantising) needs FINISH_SECONDS of the budget.
+        members = train_classifiers(crop_files, cfg, member_seeds, jobs, args.threads,
+                                    until=deadline - FINISH_SECONDS if deadline else None)
     finally:
         for f in crop_files:   # cut again in a minute or two; not worth their disk space
             f.unlink(missing_ok=True)
+    trained_epochs = [m.epochs_trained for m in members]
+    if max(trained_epochs) < cfg.cls_epochs:
+        _log(f"time budget {hours:g} h: the classifiers trained {', '.join(map(str, trained_epochs))} epochs "
+             f"instead of {cfg.cls_epochs}, to end in time")
+        cfg = replace(cfg, cls_epochs=max(trained_epochs))
 
     args.out.mkdir(parents=True, exist_ok=True)
     export_detector(det, args.out / "index_detector.onnx")
@@ -1226,6 +1268,7 @@ def main(argv: list[str] | None = None) -> int:
         "torch": torch.__version__,
         "train_precision": "bfloat16" if fast_math(cfg) else "float32",
         "classifier_seeds": member_seeds,
+        "classifier_epochs": trained_epochs,
         "classifier_jobs": jobs,
         "train_seconds": round(time.time() - t_start),
     }
