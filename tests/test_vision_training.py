@@ -607,7 +607,7 @@ def test_slow_classifiers_keep_two_of_fewer_epochs(art, tmp_path, capsys, monkey
                    "--hours", str(hours), "--set", "cls_epochs=5", "--set", "pair_accept_threshold=0.6"]) == 0
     printed = capsys.readouterr().out
     assert "to fit, 3 classifier epochs instead of 5" in printed and "classifier 2 of 2" in printed
-    assert "they will read at accept threshold 0.6 (pair_accept_threshold) instead of 0.85" in printed
+    assert "they read at accept threshold 0.6 (pair_accept_threshold) instead of 0.85" in printed
     meta = json.loads((out / "model.json").read_text())
     # A pair cut short reads at the pair's threshold, and the recogniser takes it from model.json.
     assert meta["accept_threshold"] == meta["config_values"]["accept_threshold"] == 0.6
@@ -677,13 +677,16 @@ def test_a_run_out_of_time_records_the_epochs_its_classifiers_trained(art, tmp_p
     monkeypatch.setattr(T, "FINISH_SECONDS", hours * 3600)
     out = tmp_path / "model"
     assert T.main(["--config", "tiny", "--out", str(out), "--data", str(tmp_path / "data"), "--workers", "1",
-                   "--hours", str(hours), "--set", "cls_epochs=3"]) == 0
+                   "--hours", str(hours), "--set", "cls_epochs=3", "--set", "pair_accept_threshold=0.6"]) == 0
     printed = capsys.readouterr().out
     assert "the recipe fits" in printed
     assert "time budget 1 h: the classifiers trained 1, 1 epochs instead of 3, to end in time" in printed
     meta = json.loads((out / "model.json").read_text())
     assert meta["classifier_epochs"] == [1, 1] and meta["config_values"]["cls_epochs"] == 1
     assert meta["budget"]["cut"] is True
+    # A pair cut while it trained reads at the pair's threshold too.
+    assert "two classifiers of 1, 1 epochs, where the recipe trains 2 of 3: they read at accept threshold 0.6" in printed
+    assert meta["accept_threshold"] == 0.6
 
 
 @pytest.mark.parametrize("args, why", [

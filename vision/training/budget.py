@@ -23,10 +23,11 @@ Once every crop is cut, :func:`classifier_epochs` checks the classifiers' epochs
 against the time then left, with the crops' real number, so that an estimate
 that was off early on is made up before the longest part; and each classifier,
 after its first epoch, against that epoch's real time (``train.train_classifier``'s
-``until``): the probe of the classifiers side by side can be a fifth too fast.  The plan and the
-speeds it was made from go into model.json ("budget").  Two classifiers cut from
-the recipe's are written with the config's ``pair_accept_threshold`` (``train.main``):
-a shorter ensemble reads more images exactly at a lower threshold (session 47).
+``until``): the probe of the classifiers side by side can be a fifth too fast.  The
+plan and the speeds it was made from go into model.json ("budget").  Two classifiers
+cut from the recipe's are written with the config's ``pair_accept_threshold``
+(``train.main``): a shorter ensemble reads more images exactly at a lower threshold
+(session 47).
 
 With the speeds of the two machines (seconds; ``left``: the budget less the
 designs and the first draw), the Zen 5 trains the recipe and the Zen 3 two

@@ -1208,12 +1208,6 @@ def main(argv: list[str] | None = None) -> int:
             _log(f"time budget {hours:g} h: {epochs} classifier epochs instead of {cfg.cls_epochs}, "
                  f"to fit the time left")
             cfg = replace(cfg, cls_epochs=epochs)
-        if (cfg.cls_members == 2 and cfg.pair_accept_threshold
-                and (cfg.cls_members, cfg.cls_epochs) != (recipe.cls_members, recipe.cls_epochs)):
-            cfg = replace(cfg, accept_threshold=cfg.pair_accept_threshold)
-            _log(f"time budget {hours:g} h: two classifiers of {cfg.cls_epochs} epochs, where the recipe "
-                 f"trains {recipe.cls_members} of {recipe.cls_epochs}: they will read at accept threshold "
-                 f"{cfg.accept_threshold:g} (pair_accept_threshold) instead of {recipe.accept_threshold:g}")
     try:
         # What follows the classifiers (export, quantising) needs FINISH_SECONDS of the budget.
         members = train_classifiers(crop_files, cfg, member_seeds, jobs, args.threads,
@@ -1226,6 +1220,13 @@ def main(argv: list[str] | None = None) -> int:
         _log(f"time budget {hours:g} h: the classifiers trained {', '.join(map(str, trained_epochs))} epochs "
              f"instead of {cfg.cls_epochs}, to end in time")
         cfg = replace(cfg, cls_epochs=max(trained_epochs))
+    # Decided once every cut is known (the plan's, the epochs' checks before and while training).
+    if (len(members) == 2 and cfg.pair_accept_threshold
+            and (len(members) < recipe.cls_members or min(trained_epochs) < recipe.cls_epochs)):
+        cfg = replace(cfg, accept_threshold=cfg.pair_accept_threshold)
+        _log(f"time budget {hours:g} h: two classifiers of {', '.join(map(str, trained_epochs))} epochs, where "
+             f"the recipe trains {recipe.cls_members} of {recipe.cls_epochs}: they read at accept threshold "
+             f"{cfg.accept_threshold:g} (pair_accept_threshold) instead of {recipe.accept_threshold:g}")
 
     args.out.mkdir(parents=True, exist_ok=True)
     export_detector(det, args.out / "index_detector.onnx")
