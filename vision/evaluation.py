@@ -12,7 +12,11 @@ Rules (per image):
 * a reported card is a true positive when a card of that name lies in the
   scene and the reported box's centre falls inside that card; anything
   else reported is a false positive (a wrong card).  Unknowns are never
-  false positives;
+  false positives, but they are told apart by where their box's centre
+  falls: on a card not read (the useful kind: it tells the players where
+  a card is that needs a look), on cards all read already (a repeat), or
+  on no card at all (a *phantom*: the live table would ask the players to
+  turn a card that is not there);
 * an image is an exact set when every readable card is reported right and
   nothing wrong is reported.
 """
@@ -40,6 +44,8 @@ class ImageScore:
     exact: bool
     wrong: list[str] = field(default_factory=list)   # "reported X where Y lies" notes
     missed_cards: list[str] = field(default_factory=list)
+    phantom: int = 0      # unknown boxes on no card
+    repeat: int = 0       # unknown boxes on cards all reported right
 
 
 def scene_has_overlap(ann: SceneAnnotation) -> bool:
@@ -81,8 +87,14 @@ def score_image(result, ann: SceneAnnotation) -> ImageScore:
                          + elsewhere)
     readable = [n for n, s in status.items() if s == "readable"]
     missed = [n for n in readable if n not in found]
+    phantom = repeat = 0
+    for u in result.unknown:
+        centre = ((u.box[0] + u.box[2]) / 2, (u.box[1] + u.box[3]) / 2)
+        under = [c.card for c in ann.cards if _inside(centre, c.corners)]
+        phantom += not under
+        repeat += bool(under) and all(n in found for n in under)
     return ImageScore(len(ann.cards), scene_has_overlap(ann), len(readable), tp, fp, len(missed),
-                      len(result.unknown), not missed and fp == 0, wrong, missed)
+                      len(result.unknown), not missed and fp == 0, wrong, missed, phantom, repeat)
 
 
 @dataclass
@@ -94,6 +106,8 @@ class Summary:
     tp_readable: int = 0
     unknown: int = 0
     exact: int = 0
+    phantom: int = 0
+    repeat: int = 0
 
     def add(self, s: ImageScore) -> None:
         self.images += 1
@@ -103,6 +117,8 @@ class Summary:
         self.tp_readable += s.readable - s.missed
         self.unknown += s.unknown
         self.exact += int(s.exact)
+        self.phantom += s.phantom
+        self.repeat += s.repeat
 
     @property
     def precision(self) -> float:
@@ -132,7 +148,7 @@ class Summary:
     def line(self, label: str) -> str:
         return (f"{label:<14} images {self.images:4d}  cards {self.readable:5d}  precision {100 * self.precision:6.2f}%"
                 f"  recall {100 * self.recall:6.2f}%  exact-set {100 * self.exact_rate:6.2f}%"
-                f"  wrong {self.fp:3d}  unknown {self.unknown:4d}")
+                f"  wrong {self.fp:3d}  unknown {self.unknown:4d} (on no card {self.phantom}, repeats {self.repeat})")
 
 
 def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
