@@ -602,6 +602,43 @@ def test_observer_config_is_checked():
         ObserverConfig(need=0)
 
 
+def test_the_tables_own_pattern_read_as_a_card_is_not_reported_after_every_play(tmp_path):
+    """A printed cloth or a newspaper's letter that the recogniser takes for an index it cannot
+    read stays where it is: once the first look has seen it, it is the table, not a card
+    put down, and no play brings the warning back.  A card put down unreadable still warns."""
+    t = DrawnTable()
+    session = new_session(tmp_path)
+    mark = np.array([40.0, 40.0])                              # a corner of the table, away from the plays
+    px = t.geometry.to_px([mark])[0]
+    cv2.putText(t.base, "K", (int(px[0]) - 6, int(px[1]) + 6), cv2.FONT_HERSHEY_SIMPLEX, 0.6, (200, 200, 200), 2)
+    pattern = (px[0] - 20, px[1] - 30, px[0] + 20, px[1] + 30)
+    frames = t.still(5)
+    for seat, card in ((1, "8H"), (2, "9H"), (3, "10H")):
+        frames += t.reach(seat, lambda seat=seat, card=card: t.put(card, t.seat_spot(seat))) + t.still(8)
+    frames += t.reach(0, lambda: t.put("3C", t.seat_spot(0))) + t.still(8)
+    unread = t._card_quad(t.seat_spot(0), 0.0)
+    unread_box = (*unread.min(axis=0), *unread.max(axis=0))
+    frames += t.reach(1, lambda: t.put("JH", t.seat_spot(1, 1))) + t.still(8)
+
+    class Patterned:
+        """The drawn table's reader, which also takes the mark for a card it cannot read, and
+        cannot read 3C either."""
+        last_unknown: list = []
+
+        def read(self, image):
+            readings = t.reader.read(image)
+            self.last_unknown = [pattern] + [unread_box for r in readings if r.card == "3C"]
+            return [r for r in readings if r.card != "3C"]
+    live = LiveTable(ListSource(frames, fps=10), t.geometry, Patterned(), session)
+    sent = run(live)
+    assert [e.get("cards") for e in sent] == [["8H"], ["9H"], ["10H"], ["JH"]]
+    warned = [w for w in live.warnings if w["code"] == "unreadable"]
+    # the first look cannot tell the pattern from a card lying there from the start: it warns
+    # once at the mark; after that only 3C warns, once, when it is put down
+    at_mark = [w for w in warned if abs(w["x_mm"] - 40) < 30 and abs(w["y_mm"] - 40) < 30]
+    assert len(warned) == 2 and at_mark == warned[:1] and warned[1]["zone"] == "seat 0"
+
+
 def test_the_recogniser_adapter_maps_its_result_to_readings():
     from vision.card_reader import RecogniserReader
     from vision.recogniser import CardReading, Recognition, UnknownCard

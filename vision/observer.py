@@ -516,11 +516,15 @@ class Observer:
         change.groups = late_groups + self._group(new_tracks)
         change.look = self.looks
         # cards the reader found but could not read (its "unknown" boxes), where no card is known
+        # and where something changed since the last look: a box where nothing changed is the
+        # table's own pattern (a newspaper's letters, a printed cloth), which the reader would
+        # otherwise report after every play
         unknown = [tuple(b) for b in getattr(self.reader, "last_unknown", None) or []]
         if unknown:
             centres = self.geometry.to_mm([((b[0] + b[2]) / 2, (b[1] + b[3]) / 2) for b in unknown])
             for box, pos in zip(unknown, centres):
-                if all(float(np.linalg.norm(tr.pos - pos)) > cfg.match_mm for tr in self.tracks):
+                if all(float(np.linalg.norm(tr.pos - pos)) > cfg.match_mm for tr in self.tracks) \
+                        and self._place_changed(pos, small):
                     zone = self.geometry.zone_at(pos)
                     change.unreadable.append((pos, zone.name if zone else "off the table", box))
         # a card seen in some frames of this look but not enough: look again once, soon
