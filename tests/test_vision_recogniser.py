@@ -629,6 +629,25 @@ def test_an_unknown_in_the_place_of_a_card_read_is_not_reported(rec):
     assert alone.cards == [] and len(alone.unknown) == 1
 
 
+def test_a_lone_unreadable_spot_that_is_hardly_an_index_is_not_reported(rec):
+    """A lone doubtful reading is an unknown card only if the classifier is fairly sure it is an
+    index at all (UNKNOWN_P_INDEX): what it half takes for one, on no card, is mostly a
+    newspaper's letter or a cloth's dots.  A pair of corners that disagree is a card however
+    unsure each corner is."""
+    from vision.recogniser import CARD_NAMES, UNKNOWN_P_INDEX
+
+    sure = _reading("4D", 0.4, (845, 285), 0.0, (900, 360), card_h=200)
+    doubt = _reading("4D", 0.4, (845, 285), 0.0, (900, 360), card_h=200)
+    doubt.p_index = UNKNOWN_P_INDEX - 0.05
+    assert len(rec.assemble([sure], 1280, 720).unknown) == 1
+    assert rec.assemble([doubt], 1280, 720).to_dict() == {"cards": [], "unknown": []}
+    top = _reading("3D", 0.6, (316, 335), 29.0, (405, 378), card_h=231)
+    bottom = _reading("7D", 0.6, (502, 417), -149.0, (433, 386), card_h=231)
+    bottom.probs[CARD_NAMES.index("3D")] = 0.02
+    top.p_index = bottom.p_index = UNKNOWN_P_INDEX - 0.05
+    assert len(rec.assemble([top, bottom], 1280, 720).unknown) == 1
+
+
 def test_a_corner_cut_by_the_picture_edge_gives_way_to_the_whole_one(rec):
     """QD's top corner is whole (0.976); its bottom corner is cut by the top edge of the picture and
     reads JD (0.727, QD 0.005).  Weighed together the two would be a toss-up; the cut corner was
