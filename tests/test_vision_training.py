@@ -557,6 +557,24 @@ def test_a_speed_probe_upset_every_time_counts_the_longer_runs_whole_time():
     assert len(runs.calls) == 7
 
 
+def test_the_side_by_side_probe_times_the_machine_not_each_worker():
+    """Two workers start each run together.  The first is done early; the second then has
+    the machine to itself and its own time would say a step is cheap.  The machine's time
+    runs from the first start to the last end: (11 - 3) s for 2 x 10 more steps."""
+    from vision.training.train import _joint_step_seconds
+
+    first = [((0.0, 2.0, 4), (10.0, 16.0, 14))]
+    second = [((0.0, 3.0, 4), (10.0, 21.0, 14))]
+    assert _joint_step_seconds([first, second]) == pytest.approx((11.0 - 3.0) / 20)
+    # A try upset by other work (the shorter runs took longer) is left out of the mean ...
+    upset = [((0.0, 30.0, 4), (40.0, 41.0, 14))]
+    assert _joint_step_seconds([first + upset, second + upset]) == pytest.approx(0.4)
+    assert _joint_step_seconds([first + first, second + [((0.0, 3.0, 4), (10.0, 31.0, 14))]]) \
+        == pytest.approx((0.4 + 0.9) / 2)
+    # ... and with none right, the longer runs' whole time per step counts.
+    assert _joint_step_seconds([upset, upset]) == pytest.approx(1.0 / 28)
+
+
 def test_a_slow_machine_trains_less_to_fit_the_budget(art, tmp_path, capsys, monkeypatch):
     """The plan is carried out: on a machine whose detector step took 20 minutes (the
     speeds stand in for one), one classifier instead of two and two thirds of the detector's steps."""
@@ -1085,6 +1103,33 @@ def test_training_precision_and_memory_layout(bf16, monkeypatch):
     assert conv.is_contiguous() and not net.training
     with torch.no_grad():
         assert net(x).dtype == torch.float32
+
+
+def test_held_out_crops_are_read_in_batches_as_one_batch_reads_them(monkeypatch):
+    """The progress lines' held-out crops go through the network a few at a time, under the
+    training's precision: in float32 the outputs are those of one batch of all of them, in
+    the held-out order, the last batch short."""
+    import dataclasses
+
+    import torch
+
+    from vision.training import train as T
+    from vision.training.models import IndexClassifier
+
+    monkeypatch.setattr(T, "fast_math", lambda cfg: cfg.bf16)
+    monkeypatch.setattr(T, "VALIDATION_BATCH", 4)
+    torch.manual_seed(0)
+    net = IndexClassifier(0.5, standardised=True)
+    precision = T._train_mode(net, dataclasses.replace(T.CONFIGS["tiny"], bf16=False))
+    net.eval()
+    Xt = torch.from_numpy(np.random.default_rng(0).integers(0, 256, (12, 3, PATCH_H, PATCH_W), dtype=np.uint8))
+    val = np.array([9, 2, 7, 0, 11, 5, 3, 8, 1, 6])
+    out = T._held_out_outputs(net, Xt, val, T._standardise, precision)
+    with torch.no_grad():
+        whole = net(T._standardise(Xt[torch.from_numpy(val)].float() / 255.0))
+    assert out.shape == (10, whole.shape[1]) and out.dtype == torch.float32
+    assert torch.allclose(out, whole, atol=1e-5)
+    assert not torch.allclose(out[:3], whole[1:4], atol=1e-5), "rows in another order differ"
 
 
 def test_the_committed_model_is_what_the_full_recipe_trains():

@@ -23,7 +23,8 @@ Once every crop is cut, :func:`classifier_epochs` checks the classifiers' epochs
 against the time then left, with the crops' real number, so that an estimate
 that was off early on is made up before the longest part; and each classifier,
 after its first epoch, against that epoch's real time (``train.train_classifier``'s
-``until``): the probe of the classifiers side by side can be a fifth too fast.  The
+``until``), for what the probe misses: side by side, it once said a fifth too little
+(session 47, its workers' own times; since session 48 it times them together).  The
 plan and the speeds it was made from go into model.json ("budget").  Two classifiers
 cut from the recipe's are written with the config's ``pair_accept_threshold``
 (``train.main``): a shorter ensemble reads more images exactly at a lower threshold
@@ -85,7 +86,7 @@ class Speeds:
     det_step: float
     refine_step: float
     #: One classifier step, counted for the whole machine, when the classifiers train
-    #: side by side (a worker's step time divided by the number of workers).
+    #: side by side (the workers' runs timed together, ``train._joint_step_seconds``).
     cls_step: float
     #: One step of a classifier trained alone with every thread.
     cls_alone_step: float

@@ -328,6 +328,26 @@ def validation_size(n: int) -> int:
     return max(1, n // 20)
 
 
+#: Held-out crops go through the network this many at a time: all 8000 of a `full`
+#: classifier's at once ran out of the caches, 20 to 25 s an epoch with three classifiers
+#: side by side (8% of the epoch); in batches of 256 under the training's precision the
+#: same crops take a third of the time (session 48).
+VALIDATION_BATCH = 256
+
+
+def _held_out_outputs(net: torch.nn.Module, Xt: torch.Tensor, val: np.ndarray, prep, precision) -> torch.Tensor:
+    """``net``'s float outputs on the held-out crops ``Xt[val]`` (uint8, channels first), in
+    batches of :data:`VALIDATION_BATCH`, as it trains (``precision``: :func:`_train_mode`'s
+    context; ``prep``: the crops' normalisation)."""
+    outs = []
+    with torch.no_grad():
+        for b in range(0, len(val), VALIDATION_BATCH):
+            x = prep(Xt[torch.from_numpy(val[b:b + VALIDATION_BATCH])].float() / 255.0)
+            with precision():
+                outs.append(net(_channels_last(x)).float())
+    return torch.cat(outs)
+
+
 def epoch_steps(n: int, batch: int) -> int:
     """Training steps in one epoch over ``n`` crops (the rest after :func:`validation_size`)."""
     return math.ceil((n - validation_size(n)) / batch)
@@ -565,7 +585,7 @@ def train_classifier(X: np.ndarray, R: np.ndarray, S: np.ndarray, cfg: Config, s
     trained, for the time budget.  Once the first epoch is done, its real time says how
     many epochs fit; if fewer than ``cfg.cls_epochs``, it trains that many, the learning
     rate's schedule stretched over them (the budget's probe can be off: the classifiers
-    side by side ran a fifth slower than it said, docs/vision-experiments.md, session 47).
+    side by side once ran a fifth slower than it said, docs/vision-experiments.md, session 47).
     The returned network's ``epochs_trained`` says how many it trained."""
     torch.manual_seed(seed)
     g = torch.Generator().manual_seed(seed)
@@ -603,13 +623,11 @@ def train_classifier(X: np.ndarray, R: np.ndarray, S: np.ndarray, cfg: Config, s
             sched.step()
             tot += loss.item() * len(idx)
         net.eval()
-        with torch.no_grad():
-            vi = torch.from_numpy(val)
-            out = net(prep(Xt[vi].float() / 255.0))
-            pr = out[:, :NOT_INDEX + 1].argmax(1)
-            ps = out[:, NOT_INDEX + 1:].argmax(1)
-            r, s = Rt[vi], St[vi]
-            ok = ((r == RANK_HIDDEN) | (pr == r)) & ((s < 0) | (ps == s))
+        out = _held_out_outputs(net, Xt, val, prep, precision)
+        pr = out[:, :NOT_INDEX + 1].argmax(1)
+        ps = out[:, NOT_INDEX + 1:].argmax(1)
+        r, s = Rt[val], St[val]
+        ok = ((r == RANK_HIDDEN) | (pr == r)) & ((s < 0) | (ps == s))
         net.train()
         _log(f"{name} epoch {epoch + 1}/{epochs} loss {tot / len(tr):.3f} "
              f"val acc {ok.float().mean().item():.4f} (n={len(val)})")
@@ -738,10 +756,8 @@ def train_refiner(X: np.ndarray, Y: np.ndarray, cfg: Config, seed: int) -> Index
             sched.step()
             tot += loss.item() * len(idx)
         net.eval()
-        with torch.no_grad():
-            vi = torch.from_numpy(val)
-            err = (net(_standardise(Xt[vi].float() / 255.0)) - Yt[vi]).abs().median(dim=0).values
-            before = Yt[vi].abs().median(dim=0).values
+        err = (_held_out_outputs(net, Xt, val, _standardise, precision) - Yt[val]).abs().median(dim=0).values
+        before = Yt[val].abs().median(dim=0).values
         _log(f"refiner epoch {epoch + 1}/{cfg.refine_epochs} loss {tot / len(tr):.4f} median error "
              f"(position u, v / index height; angle / {REFINE_ANGLE_UNIT:g} deg; log size) "
              f"{' '.join(f'{e:.3f}' for e in err.tolist())}, uncorrected {' '.join(f'{e:.3f}' for e in before.tolist())} "
@@ -781,8 +797,9 @@ def _step_seconds(run: Callable[[int], int], clock: Callable[[], float] = time.p
     return max(1e-6, times[1] / max(1, done[1]))
 
 
-def _classifier_step_seconds(cfg: Config, seed: int) -> float:
-    """A classifier step of ``cfg``'s, on random crops, in this process's threads."""
+def _classifier_run(cfg: Config, seed: int) -> Callable[[int], int]:
+    """A probe run of ``cfg``'s classifier: ``run(steps)`` trains one on random crops for
+    about ``steps`` steps, in this process's threads, and returns how many it trained."""
     rng = np.random.default_rng(seed)
 
     def run(steps: int) -> int:
@@ -792,15 +809,57 @@ def _classifier_step_seconds(cfg: Config, seed: int) -> float:
                          replace(cfg, cls_epochs=1), seed)
         return epoch_steps(n, cfg.cls_batch)
 
-    return _step_seconds(run)
+    return run
 
 
-def _probe_member(job: tuple) -> float:
-    """Worker process of :func:`measure_speeds`: a classifier step beside the others."""
-    cfg, seed, threads = job
+#: Timed pairs of runs each side-by-side probe worker makes (all of them: the workers
+#: cannot tell alone whether their joint times came out right).
+SIDE_BY_SIDE_TRIES = 2
+#: Seconds a probe worker waits for the others at the start of a run before giving up.
+PROBE_WAIT = 600.0
+
+
+def _probe_member(job: tuple) -> list:
+    """Worker process of :func:`measure_speeds`: a classifier's probe runs beside the
+    others', each timed run started when every worker is ready for it (``barrier``);
+    per try, ``(start, end, steps)`` of the shorter run and of the longer, on
+    ``time.monotonic``'s clock (one clock for every process of the machine)."""
+    cfg, seed, threads, barrier = job
     torch.set_num_threads(threads)
     cv2.setNumThreads(1)
-    return _classifier_step_seconds(cfg, seed)
+    run = _classifier_run(cfg, seed)
+    spans = []
+    with _quietly():
+        run(PROBE_STEPS[0])
+        for _ in range(SIDE_BY_SIDE_TRIES):
+            pair = []
+            for steps in PROBE_STEPS:
+                barrier.wait(PROBE_WAIT)
+                start = time.monotonic()
+                done = run(steps)
+                pair.append((start, time.monotonic(), done))
+            spans.append(pair)
+    return spans
+
+
+def _joint_step_seconds(spans: list) -> float:
+    """The machine's seconds per classifier step with the classifiers side by side, from
+    the probe workers' timed runs (``spans[worker][try]``, as :func:`_probe_member` gives).
+
+    A run of all the workers takes from the first start to the last end: a worker that
+    is done early leaves the others the whole machine, so each worker's own time says
+    less than the machine's (taking those, the probe said 71 to 82 ms a step, varying,
+    for an epoch's 88, session 48).  Per try, the longer runs' time less the shorter's
+    over the steps all the workers added; the mean of the tries that came out right,
+    else the longer runs' whole time per step (too much, never too little)."""
+    good, whole = [], 0.0
+    for k in range(len(spans[0])):
+        took = [max(w[k][i][1] for w in spans) - min(w[k][i][0] for w in spans) for i in (0, 1)]
+        steps = [sum(w[k][i][2] for w in spans) for i in (0, 1)]
+        whole = max(whole, took[1] / max(1, steps[1]))
+        if took[1] > took[0] and steps[1] > steps[0]:
+            good.append((took[1] - took[0]) / (steps[1] - steps[0]))
+    return sum(good) / len(good) if good else max(1e-6, whole)
 
 
 def measure_speeds(scenes, cfg: Config, seed: int, threads: int, jobs: int, draw_seconds: float,
@@ -808,7 +867,8 @@ def measure_speeds(scenes, cfg: Config, seed: int, threads: int, jobs: int, draw
     """Time a few steps of each network this run trains, as it will train them (the same
     functions, threads and side-by-side workers; the detector on ``scenes``, the others on
     random crops of their size), for the time budget (vision.training.budget).  About 10
-    seconds on the Zen 5, 30 in float32 on the Zen 3.  ``detector`` False: the detector is
+    seconds on the Zen 5, 30 in float32 on the Zen 3 (sessions 31 and 32; the classifiers
+    side by side, timed together since session 48, take 16 s of it on the Xeon).  ``detector`` False: the detector is
     not trained (reused), its steps cost nothing; ``refiner`` False, the same for the refiner."""
     det = _step_seconds(lambda k: (train_detector(scenes, replace(cfg, det_steps=k), seed), k)[1]) \
         if detector else 0.0
@@ -821,14 +881,18 @@ def measure_speeds(scenes, cfg: Config, seed: int, threads: int, jobs: int, draw
         return epoch_steps(n, cfg.cls_batch)
 
     ref = _step_seconds(refiner_run) if cfg.refiner and refiner else 0.0
-    alone = _classifier_step_seconds(cfg, seed)
+    alone = _step_seconds(_classifier_run(cfg, seed))
     side = alone
     if cfg.cls_members > 1 and jobs > 1:
-        # Timed as they train: side by side in worker processes; the machine's time per
-        # step is then a worker's step time over the number of workers.
-        with _worker_pool(jobs) as pool:
-            each = list(pool.map(_probe_member, [(cfg, seed + k, max(1, threads // jobs)) for k in range(jobs)]))
-        side = sum(each) / len(each) / jobs
+        # Timed as they train: side by side in worker processes, the machine's time for
+        # all of them together (_joint_step_seconds).
+        from multiprocessing import get_context
+
+        with get_context("spawn").Manager() as manager, _worker_pool(jobs) as pool:
+            barrier = manager.Barrier(jobs)
+            spans = list(pool.map(_probe_member, [(cfg, seed + k, max(1, threads // jobs), barrier)
+                                                  for k in range(jobs)]))
+        side = _joint_step_seconds(spans)
     return Speeds(draw=draw_seconds, det_step=det, refine_step=ref, cls_step=side, cls_alone_step=alone)
 
 
