@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -20,5 +21,8 @@ def load_bench(name: str, needs_decks: list[str]) -> ModuleType:
         pytest.fail(f"card art not rendered ({', '.join(sorted(missing))}): run scripts/fetch-art.sh")
     spec = importlib.util.spec_from_file_location(name, BENCH_DIR / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
+    # Registered before it runs, as an import would: a dataclass in the script looks its
+    # module up by name.
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module

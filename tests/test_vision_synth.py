@@ -184,6 +184,79 @@ def test_a_hand_occludes_and_effects_keep_the_image_valid(decks):
     assert ann.cards[0].visible < 0.9
 
 
+def test_a_leaning_camera_sees_the_far_side_smaller_and_a_barrel_lens_bows_straight_lines():
+    import doctest
+
+    from vision.synth import view
+    assert doctest.testmod(view).failed == 0 and doctest.testmod(view).attempted >= 3
+    rng = np.random.default_rng(4)
+    for lean in (15.0, 30.0, 45.0, 60.0):
+        v = view.CameraView(1280, 720, lean=lean, direction=float(rng.uniform(0, 360)), barrel=0.1)
+        pts = rng.uniform([0, 0], [1280, 720], (50, 2))
+        assert np.allclose(v.to_table(v.to_picture(pts)), pts, atol=1e-6)
+        # Zoomed in just enough: every corner of the picture looks at the table drawn, and a
+        # little less zoom would look past it.
+        corners = np.array([[0, 0], [1279, 0], [1279, 719], [0, 719]], float)
+        seen = v.to_table(corners)
+        assert v.zoom > 1 and np.all(seen >= -0.5) and np.all(seen <= [1279.5, 719.5])
+        assert not np.all(np.abs(v._to_table(corners, v.zoom * 0.97) - [639.5, 359.5]) <= [640, 360])
+    # Leaning towards the top: a table square at the top comes out smaller than one at the bottom,
+    # and squeezed along the line of sight (shorter than wide).
+    v = view.CameraView(1280, 720, lean=40.0)
+    def size(x, y):
+        q = v.to_picture(np.array([[x, y], [x + 40, y], [x + 40, y + 40], [x, y + 40]], float))
+        return np.linalg.norm(q[1] - q[0]), np.linalg.norm(q[3] - q[0])
+    (tw, th), (bw, bh) = size(620, 80), size(620, 600)
+    assert tw < bw and th < bh and th < tw
+    # Leaning to the left (90 degrees counter-clockwise from the top): the left side is far.
+    v = view.CameraView(1280, 720, lean=40.0, direction=90.0)
+    left = v.to_picture(np.array([[100.0, 340], [100, 380]]))
+    right = v.to_picture(np.array([[1180.0, 340], [1180, 380]]))
+    assert np.linalg.norm(left[1] - left[0]) < np.linalg.norm(right[1] - right[0])
+    # A barrel lens: a straight row near the top bows out, its middle nearer the picture's edge.
+    v = view.CameraView(1280, 720, barrel=0.2)
+    row = v.to_picture(np.array([[99.0, 120], [639.5, 120], [1180, 120]]))
+    assert row[1, 1] < row[0, 1] - 5 and abs(row[0, 1] - row[2, 1]) < 1e-6
+    assert view.CameraView(1280, 720).identity and not v.identity
+    for bad, match in (({"lean": 61}, "lean"), ({"lean": -1}, "lean"), ({"barrel": -0.1}, "barrel"),
+                       ({"barrel": 0.6}, "barrel"), ({"fov": 5}, "field of view")):
+        with pytest.raises(ValueError, match=match):
+            view.CameraView(640, 480, **bad)
+
+
+def test_a_card_seen_by_a_leaning_camera_is_annotated_where_it_is_drawn(decks):
+    card = CardPlacement("7S", centre=(320, 240), angle=0, height=200, deck="letele")
+    spec = SceneSpec(640, 480, [card], table="felt", lighting=Lighting(shadow=0),
+                     camera=Camera(lean=40.0, barrel=0.1))
+    img, ann = render_scene(spec, np.random.default_rng(0))
+    (seen,) = ann.cards
+    tl, tr, br, bl = seen.corners
+    assert np.linalg.norm(tr - tl) < np.linalg.norm(br - bl)  # the far (top) edge is shorter
+    assert abs(seen.angle) < 1 and seen.height != 200
+    assert seen.visible > 0.99 and all(ix.visible > 0.99 for ix in seen.indices)
+    for ix in seen.indices:
+        assert all(cv2.pointPolygonTest(seen.corners.reshape(-1, 1, 2), tuple(map(float, p)), False) > 0
+                   for p in ix.quad)
+    # The card's paper lies inside its annotated corners, the dark felt just outside them.
+    inside = np.zeros(img.shape[:2], np.uint8)
+    cv2.fillPoly(inside, [np.round(seen.corners).astype(np.int32)], 1)
+    ring = cv2.dilate(inside, np.ones((9, 9), np.uint8)) - cv2.dilate(inside, np.ones((5, 5), np.uint8))
+    core = cv2.erode(inside, np.ones((9, 9), np.uint8))
+    grey = img.mean(axis=2)
+    assert np.median(grey[core > 0]) > 180 and np.median(grey[ring > 0]) < 120
+    # The same card at the near edge: the lean and its zoom carry half of it out of the picture,
+    # and the index down there with it (seen overhead, both indices show whole).
+    low = CardPlacement("7S", centre=(320, 350), angle=0, height=200, deck="letele")
+    _, overhead = render_scene(SceneSpec(640, 480, [low], table="felt"), np.random.default_rng(0))
+    _, leaned = render_scene(SceneSpec(640, 480, [low], table="felt", camera=Camera(lean=40.0)),
+                             np.random.default_rng(0))
+    assert min(ix.visible for ix in overhead.cards[0].indices) > 0.99
+    assert leaned.cards[0].indices[0].visible > 0.99 and leaned.cards[0].indices[1].visible < 0.05
+    assert leaned.cards[0].visible < 0.7
+    with pytest.raises(ValueError, match="lean"):
+        render_scene(SceneSpec(640, 480, [card], camera=Camera(lean=75.0)))
+
+
 def test_bad_specs_are_refused(decks):
     with pytest.raises(ValueError, match="unknown card"):
         render_scene(SceneSpec(100, 100, [CardPlacement("1X", (50, 50))]))

@@ -49,6 +49,7 @@ import numpy as np
 
 from .decks import CARDS, FACE_HEIGHT, load_deck
 from .textures import make_table
+from .view import CameraView
 
 # ---------------------------------------------------------------------------
 # Spec
@@ -98,7 +99,15 @@ class Lighting:
 class Camera:
     """Capture effects: Gaussian ``blur`` sigma, ``motion`` blur length (px)
     at ``motion_angle``, sensor ``noise`` sigma (0..255 scale), ``jpeg``
-    quality (0 = none), ``downscale`` factor (< 1 renders softer detail)."""
+    quality (0 = none), ``downscale`` factor (< 1 renders softer detail).
+
+    Where the camera looks from: ``lean`` degrees off straight down (0 = overhead),
+    towards ``lean_direction`` (degrees counter-clockwise on screen, 0 = the top
+    of the picture is the far side), through a lens of ``fov`` degrees across
+    the picture; ``barrel`` the lens's barrel distortion (0 = none; 0.1 is a
+    typical wide webcam, 0.3 a fisheye-like wide module).  The table is drawn as
+    seen from overhead and then viewed this way, zoomed just enough that no
+    picture edge shows past the table, and the annotations follow."""
 
     blur: float = 0.0
     motion: float = 0.0
@@ -106,6 +115,10 @@ class Camera:
     noise: float = 0.0
     jpeg: int = 0
     downscale: float = 1.0
+    lean: float = 0.0
+    lean_direction: float = 0.0
+    fov: float = 66.0
+    barrel: float = 0.0
 
 
 @dataclass
@@ -313,9 +326,18 @@ def render_scene(spec: SceneSpec, rng: np.random.Generator | None = None
         canvas[:] = canvas * (1 - m) + (skin * shade) * m
         owner[mask > 127] = -2
 
+    # Where the camera looks from: the overhead table seen by a leaning camera through its lens.
+    C = spec.camera
+    view = CameraView(W, H, C.lean, C.lean_direction, C.fov, C.barrel)
+    if not view.identity:
+        canvas = view.warp(canvas)
+        owner = view.warp(owner, nearest=True, border=-3)  # -3: past the table drawn (never shown)
+
     # Annotations: what of each card and each index remains visible.
     cards_ann = []
     for i, (p, Hm, (fw, fh), deck, corners) in enumerate(placed):
+        if not view.identity:
+            corners = view.to_picture(corners).astype(np.float32)
         bx0, by0, bx1, by1 = deck.index_box
         idx_local = [
             np.array([[bx0 * fw, by0 * fh], [bx1 * fw, by0 * fh], [bx1 * fw, by1 * fh], [bx0 * fw, by1 * fh]]),
@@ -324,7 +346,7 @@ def render_scene(spec: SceneSpec, rng: np.random.Generator | None = None
         ]
         idx_anns = []
         for k, q in enumerate(idx_local):
-            quad = _apply(Hm, q)
+            quad = _apply(Hm, q) if view.identity else view.to_picture(_apply(Hm, q)).astype(np.float32)
             visible = _visible_fraction(quad, owner, i)
             pip_visible = _visible_fraction(_slice(quad, 1.0 - PIP_SHARE, 1.0), owner, i)
             rank_visible = _visible_fraction(_slice(quad, 0.0, RANK_SHARE), owner, i)
@@ -340,8 +362,12 @@ def render_scene(spec: SceneSpec, rng: np.random.Generator | None = None
                                             pip_visible, rank_visible))
         card_vis = _visible_fraction(corners, owner, i)
         box = _roi(corners, W, H, pad=0) or (0, 0, 0, 0)
-        cards_ann.append(CardAnnotation(p.card, p.deck, corners, box, tuple(map(float, p.centre)),
-                                        float(p.angle), float(p.height), idx_anns, card_vis))
+        centre, angle, height = tuple(map(float, p.centre)), float(p.angle), float(p.height)
+        if not view.identity:  # the card as the camera sees it: its centre, its long axis
+            centre = tuple(map(float, corners.mean(axis=0)))
+            up = (corners[0] + corners[1]) / 2 - (corners[2] + corners[3]) / 2
+            angle, height = math.degrees(math.atan2(-up[0], -up[1])), float(np.linalg.norm(up))
+        cards_ann.append(CardAnnotation(p.card, p.deck, corners, box, centre, angle, height, idx_anns, card_vis))
 
     # Lighting.
     L = spec.lighting
@@ -359,7 +385,6 @@ def render_scene(spec: SceneSpec, rng: np.random.Generator | None = None
         canvas += (strength * mask)[:, :, None]
 
     # Camera.
-    C = spec.camera
     img = canvas
     if C.downscale and C.downscale < 1:
         small = cv2.resize(img, (max(8, int(W * C.downscale)), max(8, int(H * C.downscale))),

@@ -1,0 +1,54 @@
+"""bench/bench_view.py runs: one line per condition, the same scenes under each, and its refusals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bench_modules import load_bench
+from vision.synth.scene import random_scene_spec
+
+
+@pytest.fixture(scope="module")
+def bench():
+    return load_bench("bench_view", ["younestouati", "gnome-tango", "gnome-neoclassical", "gnome-plastic"])
+
+
+def test_view_benchmark_prints_a_line_per_condition(bench, capsys):
+    assert bench.main(["--n", "2", "--seed", "3", "--conditions", "overhead,lean-45"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = {line.split()[0]: line.split() for line in lines if line.split()[:1] in (["overhead"], ["lean-45"])}
+    assert set(rows) == {"overhead", "lean-45"}
+    for row in rows.values():
+        assert row[1:3] == ["images", "2"]
+        assert row[row.index("cards") + 1] == "3"  # 1 and 2 cards, all readable seen either way
+    assert rows["overhead"][rows["overhead"].index("recall") + 1] == "100.00%"
+
+
+def test_a_condition_changes_the_view_and_keeps_the_cards(bench):
+    spec = random_scene_spec(np.random.default_rng(3), ["younestouati"], 1280, 720, n_cards=4)
+    same = bench.viewed(spec, bench.CONDITIONS["overhead"], 30.0)
+    assert same.cards == spec.cards and same.hands == spec.hands and same is not spec
+    assert (same.camera.lean, same.camera.barrel, same.lighting) == (0.0, 0.0, spec.lighting)
+    leaned = bench.viewed(spec, bench.CONDITIONS["lean-30"], 30.0)
+    assert (leaned.camera.lean, leaned.camera.lean_direction) == (30.0, 30.0)
+    assert [c.card for c in leaned.cards] == [c.card for c in spec.cards]
+    # Drawn smaller about the centre by the view's zoom, so that the cards keep about their size.
+    shrink = [a.height / b.height for a, b in zip(leaned.cards, spec.cards)]
+    assert 0.5 < shrink[0] < 0.9 and np.allclose(shrink, shrink[0])
+    dim = bench.viewed(spec, bench.CONDITIONS["dim"], 0.0)
+    assert dim.lighting.brightness == pytest.approx(spec.lighting.brightness * 0.35)
+    assert dim.camera.noise == pytest.approx(spec.camera.noise + 12)
+    assert spec.camera.lean == 0.0  # the scene itself is left as it was
+
+
+def test_view_benchmark_lists_its_conditions_and_refuses_unknown_ones(bench, capsys):
+    assert bench.main(["--list"]) == 0
+    listed = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
+    assert listed == list(bench.CONDITIONS)
+    for bad, why in ((["--conditions", "overhead,sideways"], "unknown condition sideways"),
+                     (["--conditions", ","], "unknown condition (none given)"), (["--n", "0"], "at least 1")):
+        with pytest.raises(SystemExit) as stop:
+            bench.main(bad)
+        assert stop.value.code == 2
+        assert why in capsys.readouterr().err
