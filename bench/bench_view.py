@@ -26,7 +26,6 @@ the recogniser name a wrong one.  Needs the art (scripts/fetch-art.sh).
 from __future__ import annotations
 
 import argparse
-import copy
 import dataclasses
 import sys
 from pathlib import Path
@@ -40,8 +39,7 @@ from vision.evaluation import Summary, score_image  # noqa: E402
 from vision.inference import ENGINES  # noqa: E402
 from vision.recogniser import Recogniser  # noqa: E402
 from vision.synth.decks import HELD_OUT, available_decks, build_face_cache  # noqa: E402
-from vision.synth.scene import SceneSpec, random_scene_spec, render_scene  # noqa: E402
-from vision.synth.view import CameraView  # noqa: E402
+from vision.synth.scene import SceneSpec, random_scene_spec, render_scene, seen_from  # noqa: E402
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,24 +69,11 @@ CONDITIONS = {c.name: c for c in (
 
 
 def viewed(spec: SceneSpec, condition: Condition, direction: float) -> SceneSpec:
-    """``spec`` as seen under ``condition``, the camera leaning towards ``direction``.
-
-    The leaning view zooms in (``CameraView.zoom``) so that the picture shows only the
-    table; the cards and hands are first drawn that much smaller about the picture's
-    centre, so that they keep about their size and stay in view."""
-    out = copy.deepcopy(spec)
-    camera = dataclasses.replace(out.camera, lean=condition.lean, lean_direction=direction,
-                                 barrel=condition.barrel, noise=out.camera.noise + condition.noise)
-    zoom = CameraView(out.width, out.height, camera.lean, camera.lean_direction, camera.fov, camera.barrel).zoom
-    centre = np.array([out.width / 2.0, out.height / 2.0])
-    for card in out.cards if zoom != 1.0 else ():
-        card.centre = tuple(map(float, centre + (np.array(card.centre) - centre) / zoom))
-        card.height /= zoom
-    for hand in out.hands if zoom != 1.0 else ():
-        hand.centre = tuple(map(float, centre + (np.array(hand.centre) - centre) / zoom))
-        hand.length /= zoom
-    out.camera = camera
-    out.lighting = dataclasses.replace(out.lighting, brightness=out.lighting.brightness * condition.brightness)
+    """``spec`` as seen under ``condition``, the camera leaning towards ``direction``
+    (:func:`vision.synth.scene.seen_from`: the layout drawn smaller by the view's zoom)."""
+    out = seen_from(spec, condition.lean, direction, condition.barrel)
+    out.camera.noise += condition.noise
+    out.lighting.brightness *= condition.brightness
     return out
 
 

@@ -40,8 +40,9 @@ For footage, render frame by frame with the same ``table_seed`` and a fresh
 
 from __future__ import annotations
 
+import copy
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 import cv2
@@ -440,13 +441,48 @@ def _visible_fraction(quad: np.ndarray, owner: np.ndarray, i: int) -> float:
 # Random scenes for training and benchmarks
 
 
+def seen_from(spec: SceneSpec, lean: float, direction: float = 0.0, barrel: float = 0.0) -> SceneSpec:
+    """``spec`` seen by a camera that leans ``lean`` degrees off straight down towards
+    ``direction``, through a lens of ``barrel`` distortion (:class:`vision.synth.view.CameraView`).
+
+    The leaning view zooms in so that the picture shows only the table; the cards and
+    hands are first drawn that much smaller about the picture's centre, so that they keep
+    about their size and stay in view.  A new spec; ``spec`` is left as it was."""
+    out = copy.deepcopy(spec)
+    out.camera = replace(out.camera, lean=float(lean), lean_direction=float(direction), barrel=float(barrel))
+    zoom = CameraView(out.width, out.height, out.camera.lean, out.camera.lean_direction, out.camera.fov,
+                      out.camera.barrel).zoom
+    if zoom != 1.0:
+        centre = np.array([out.width / 2.0, out.height / 2.0])
+        for card in out.cards:
+            card.centre = tuple(map(float, centre + (np.array(card.centre) - centre) / zoom))
+            card.height /= zoom
+        for hand in out.hands:
+            hand.centre = tuple(map(float, centre + (np.array(hand.centre) - centre) / zoom))
+            hand.length /= zoom
+    return out
+
+
+#: The views a scene drawn with ``views`` is seen from (:func:`random_scene_spec`): a lean of up
+#: to 50 degrees, and in half of them a barrel lens of up to 0.2.
+VIEW_LEAN = (5.0, 50.0)
+VIEW_BARREL = 0.2
+#: A dim room (``dim``): this share of the scene's light, and this much more sensor noise.
+DIM_LIGHT = (0.25, 0.6)
+DIM_NOISE = (4.0, 16.0)
+
+
 def random_scene_spec(rng: np.random.Generator, decks: Sequence[str], width: int = 640, height: int = 480,
                       n_cards: int | None = None, card_height: tuple[float, float] = (60, 200),
-                      max_cards: int = 8, hard: float = 1.0) -> SceneSpec:
+                      max_cards: int = 8, hard: float = 1.0, views: float = 0.0, dim: float = 0.0) -> SceneSpec:
     """Sample a varied scene: 1..max_cards cards of one design (a real table
     uses one deck) in a scattered, fanned, row or pile layout, a random
     table, maybe hands and clutter, random lighting and camera effects.
-    ``hard`` scales how strong the nuisances are (0 = clean)."""
+    ``hard`` scales how strong the nuisances are (0 = clean).  ``views`` is the
+    share of scenes seen by a camera that is not overhead (:func:`seen_from`,
+    :data:`VIEW_LEAN`), ``dim`` the share lit as a dim room (:data:`DIM_LIGHT`);
+    at 0 (the default) nothing more is drawn from ``rng``, so that the same seed
+    gives the same scenes as before they existed."""
     n = int(n_cards if n_cards is not None else rng.integers(1, max_cards + 1))
     deck = str(rng.choice(list(decks)))
     cards = [str(c) for c in rng.choice(CARDS, size=n, replace=False)]
@@ -522,6 +558,13 @@ def random_scene_spec(rng: np.random.Generator, decks: Sequence[str], width: int
                     noise=float(rng.uniform(0, 6) * hard),
                     jpeg=int(rng.integers(40, 95)) if rng.random() < 0.6 * hard else 0,
                     downscale=float(rng.uniform(0.5, 1.0)) if rng.random() < 0.3 * hard else 1.0)
-    return SceneSpec(width, height, placements, table="random",
+    spec = SceneSpec(width, height, placements, table="random",
                      clutter=int(rng.integers(0, 5)) if rng.random() < 0.5 else 0,
                      hands=hands, lighting=lighting, camera=camera)
+    if views and rng.random() < views:
+        barrel = float(rng.uniform(0, VIEW_BARREL)) if rng.random() < 0.5 else 0.0
+        spec = seen_from(spec, float(rng.uniform(*VIEW_LEAN)), float(rng.uniform(0, 360)), barrel)
+    if dim and rng.random() < dim:
+        spec.lighting.brightness *= float(rng.uniform(*DIM_LIGHT))
+        spec.camera.noise += float(rng.uniform(*DIM_NOISE))
+    return spec

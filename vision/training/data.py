@@ -81,12 +81,12 @@ def _index_records(ann) -> list[dict]:
 
 
 def _render_shard(args) -> tuple[np.ndarray, list[list[dict]]]:
-    seed, shard, n, decks, width, height, card_height, max_cards, hard = args
+    seed, shard, n, decks, width, height, card_height, max_cards, hard, views, dim = args
     rng = np.random.default_rng([seed, shard])
     imgs, recs = [], []
     for _ in range(n):
         spec = random_scene_spec(rng, decks, width, height, card_height=card_height, max_cards=max_cards,
-                                 hard=hard)
+                                 hard=hard, views=views, dim=dim)
         img, ann = render_scene(spec, rng)
         imgs.append(img)
         recs.append(_index_records(ann))
@@ -95,13 +95,17 @@ def _render_shard(args) -> tuple[np.ndarray, list[list[dict]]]:
 
 def generate_scenes(out_dir: Path, n: int, seed: int, decks: list[str], width: int = 640, height: int = 480,
                     card_height=(45, 200), max_cards: int = 8, hard: float = 1.0, workers: int = 2,
-                    log=print) -> None:
-    """Render ``n`` random scenes into ``out_dir`` (shards of SHARD_SIZE); skips shards already there."""
+                    log=print, views: float = 0.0, dim: float = 0.0) -> None:
+    """Render ``n`` random scenes into ``out_dir`` (shards of SHARD_SIZE); skips shards already there.
+    ``views`` and ``dim`` are the shares of scenes seen by a leaning camera and lit as a dim room
+    (:func:`vision.synth.scene.random_scene_spec`)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     # Shards are reused only for the same request: a changed design list,
     # scene count or record format must not train on stale scenes.
     spec = {"n": n, "seed": seed, "decks": list(decks), "width": width, "height": height,
             "card_height": list(card_height), "max_cards": max_cards, "hard": hard, "records": list(RECORD_FIELDS)}
+    if views or dim:  # (only then: scenes drawn before these existed are the same scenes)
+        spec.update(views=views, dim=dim)
     spec_file = out_dir / "scenes.json"
     if not spec_file.exists() or json.loads(spec_file.read_text()) != spec:
         for old in out_dir.glob("shard*.npz"):
@@ -110,7 +114,7 @@ def generate_scenes(out_dir: Path, n: int, seed: int, decks: list[str], width: i
         (out_dir / "detector.json").unlink(missing_ok=True)
         spec_file.write_text(json.dumps(spec))
     shards = [(seed, s, min(SHARD_SIZE, n - s * SHARD_SIZE), list(decks), width, height, tuple(card_height),
-               max_cards, hard) for s in range(math.ceil(n / SHARD_SIZE))]
+               max_cards, hard, views, dim) for s in range(math.ceil(n / SHARD_SIZE))]
     todo = [a for a in shards if not (out_dir / f"shard{a[1]:04d}.npz").exists()]
     if not todo:
         return

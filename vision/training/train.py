@@ -152,6 +152,13 @@ class Config:
     generated: int = 0
     #: Share of scenes drawn with a registry design when generated ones are used.
     real_share: float = 0.5
+    #: Share of scenes seen by a camera that is not overhead (a lean of 5 to 50 degrees, half
+    #: of them through a barrel lens: vision.synth.scene.random_scene_spec's ``views``), and
+    #: share lit as a dim room (``dim``).  0 = every scene overhead and lit as before.  Without
+    #: them a webcam leaning 45 degrees reads 87% of the cards and names 17 wrong in 1090, a
+    #: dim room 92% (bench/bench_view.py, docs/vision-experiments.md, session 49).
+    lean_share: float = 0.0
+    dim_share: float = 0.0
     #: Standardise each crop before the classifier (vision.index_geometry.standardise_crops).
     standardise: bool = True
     #: Crops read per index at run time, (angle offset in degrees, size factor),
@@ -1021,7 +1028,7 @@ AT_LEAST_ONE = frozenset({"scenes", "det_steps", "det_batch", "det_crop", "cls_e
 #: registry designs' share beside generated ones, and for none of those, ``generated=0``).
 AT_MOST_ONE = frozenset({"hidden_pip_below", "hidden_rank_below", "more_covered_from", "heat_threshold",
                          "accept_threshold", "pair_accept_threshold", "turned_accept", "weak_accept",
-                         "screen_clear"})
+                         "screen_clear", "lean_share", "dim_share"})
 UNDER_ONE = frozenset({"weak_heat", "real_share"})
 
 
@@ -1171,7 +1178,8 @@ def main(argv: list[str] | None = None) -> int:
     data_dir = args.data or DATA_DIR / "train" / f"{args.config}-{args.seed}"
     _log(f"rendering {cfg.scenes} scenes into {data_dir}")
     t_draw = time.time()
-    generate_scenes(data_dir, cfg.scenes, args.seed, scene_decks, workers=args.workers, log=_log)
+    generate_scenes(data_dir, cfg.scenes, args.seed, scene_decks, workers=args.workers, log=_log,
+                    views=cfg.lean_share, dim=cfg.dim_share)
     scenes = load_scenes(data_dir)
     draw_seconds = time.time() - t_draw
     indices = sum(len(r) for r in scenes.indices)
@@ -1253,7 +1261,8 @@ def main(argv: list[str] | None = None) -> int:
         member_dir = data_dir.with_name(f"{data_dir.name}-member{k + 1}")
         _log(f"classifier {k + 1} of {cfg.cls_members}: rendering {cfg.scenes} scenes into {member_dir}")
         member_seed = args.seed + k   # the whole member as a run of this seed would train it
-        generate_scenes(member_dir, cfg.scenes, member_seed, scene_decks, workers=args.workers, log=_log)
+        generate_scenes(member_dir, cfg.scenes, member_seed, scene_decks, workers=args.workers, log=_log,
+                        views=cfg.lean_share, dim=cfg.dim_share)
         scenes = load_scenes(member_dir)
         X, R, S = scene_crops(scenes, cfg, member_seed)
         del scenes
