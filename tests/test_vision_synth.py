@@ -273,6 +273,31 @@ def test_table_textures(kind):
     assert 0 <= img.min() and img.max() <= 1 and img.std() > 0.005
 
 
+def test_random_specs_seen_from_leaning_cameras_and_in_dim_rooms_leave_other_seeds_alone(decks):
+    from vision.synth import scene
+
+    # At 0 (the default) nothing more is drawn: the same seed, the same scenes as before.
+    a, b = np.random.default_rng(6), np.random.default_rng(6)
+    plain = [random_scene_spec(a, ["letele"], 640, 480) for _ in range(20)]
+    assert plain == [random_scene_spec(b, ["letele"], 640, 480, views=0.0, dim=0.0) for _ in range(20)]
+    rng = np.random.default_rng(6)
+    leaned = [random_scene_spec(rng, ["letele"], 640, 480, views=1.0, dim=1.0) for _ in range(40)]
+    leans = [s.camera.lean for s in leaned]
+    assert all(scene.VIEW_LEAN[0] <= x <= scene.VIEW_LEAN[1] for x in leans) and np.ptp(leans) > 20
+    barrels = [s.camera.barrel for s in leaned]
+    assert 10 < sum(x == 0 for x in barrels) < 30 and max(barrels) <= scene.VIEW_BARREL
+    assert np.median([s.lighting.brightness for s in leaned]) < 0.6 * np.median([s.lighting.brightness for s in plain])
+    assert min(s.camera.noise for s in leaned) >= scene.DIM_NOISE[0]
+    # Seen from a leaning camera, a layout is drawn smaller by the view's zoom about the centre.
+    spec = plain[0]
+    seen = scene.seen_from(spec, 40.0, 10.0, 0.1)
+    zoom = scene.CameraView(640, 480, 40.0, 10.0, barrel=0.1).zoom
+    for before, after in zip(spec.cards, seen.cards):
+        assert after.height == pytest.approx(before.height / zoom)
+        assert np.allclose(np.subtract(after.centre, (320, 240)), np.subtract(before.centre, (320, 240)) / zoom)
+    assert spec.camera.lean == 0.0 and seen.camera.lean == 40.0
+
+
 def test_random_specs_cover_one_to_eight_cards_of_one_design(decks):
     rng = np.random.default_rng(4)
     counts = set()

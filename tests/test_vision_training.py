@@ -765,6 +765,15 @@ def test_scene_cache_is_redone_when_the_request_changes(art, tmp_path):
     generate_scenes(tmp_path, 2, seed=1, decks=["letele", "svgcards-bellot"], width=160, height=120, workers=1,
                     log=lambda m: None)
     assert shard.stat().st_mtime_ns != stamp and json.loads((tmp_path / "scenes.json").read_text()) == spec
+    # Scenes seen by leaning cameras or in dim rooms are another request; none of them, the same.
+    generate_scenes(tmp_path, 2, seed=1, decks=["letele", "svgcards-bellot"], width=160, height=120, workers=1,
+                    log=lambda m: None, views=0.0, dim=0.0)
+    assert json.loads((tmp_path / "scenes.json").read_text()) == spec
+    stamp = shard.stat().st_mtime_ns
+    generate_scenes(tmp_path, 2, seed=1, decks=["letele", "svgcards-bellot"], width=160, height=120, workers=1,
+                    log=lambda m: None, views=0.5, dim=0.25)
+    assert shard.stat().st_mtime_ns != stamp
+    assert json.loads((tmp_path / "scenes.json").read_text()) == {**spec, "views": 0.5, "dim": 0.25}
 
 
 def test_glyph_reshaping_keeps_the_crop_and_its_centre_but_changes_the_glyph():
