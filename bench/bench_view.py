@@ -83,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=8)
     ap.add_argument("--model", type=Path, default=None)
     ap.add_argument("--engine", choices=("auto", *ENGINES), default="auto")
+    ap.add_argument("--threshold", type=float, default=None, help="accept threshold (default: the model's)")
     ap.add_argument("--conditions", default=",".join(CONDITIONS),
                     help=f"comma-separated, of: {', '.join(CONDITIONS)} (default all)")
     ap.add_argument("--show-errors", type=int, default=10, help="print this many wrong readings a condition")
@@ -98,10 +99,12 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"unknown condition {', '.join(unknown) or '(none given)'}: choose from {', '.join(CONDITIONS)}")
     if args.n < 1:
         ap.error("--n must be at least 1")
+    if args.threshold is not None and not 0 < args.threshold <= 1:
+        ap.error("--threshold must lie in (0, 1]")
 
     cv2.setNumThreads(1)
     build_face_cache(log=lambda m: None)
-    rec = Recogniser(args.model, threads=1, engine=args.engine)
+    rec = Recogniser(args.model, accept_threshold=args.threshold, threads=1, engine=args.engine)
     decks = [d for d in rec.meta.get("held_out", list(HELD_OUT)) if d in available_decks()]
     if not decks:
         print("held-out deck designs are not installed: run scripts/fetch-art.sh", file=sys.stderr)
