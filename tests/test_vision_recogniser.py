@@ -1138,3 +1138,31 @@ def test_look_turned_refines_only_the_turns_one_view_does_not_refuse(rec, held_o
     assert readings >= len(held_out) and TURN_SCREEN > 0
     # Every recovered card had its right turn refined; far fewer than three turns each were.
     assert recovered >= readings // 2 and recovered <= sum(refined) <= 1.5 * readings, (recovered, refined, readings)
+
+
+def test_a_dark_picture_is_brightened_before_it_is_read(rec, held_out, monkeypatch):
+    import doctest
+
+    import vision.recogniser as recogniser
+    from vision.synth.scene import Camera
+
+    assert doctest.DocTestRunner().run(doctest.DocTestFinder().find(recogniser.exposed, "exposed", globs={
+        "np": np, "exposed": recogniser.exposed})[0]).failed == 0
+    # A table lit at 0.15 of a normal light (the training scenes: 0.6 and up), one scene per design.
+    scenes = []
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        deck = held_out[seed % len(held_out)]
+        cards = [str(c) for c in rng.choice(["AS", "7C", "10H", "QD", "3S", "9C", "KH", "5D"], 4, replace=False)]
+        spec = SceneSpec(960, 540, [CardPlacement(c, (180 + 200 * i, 270 + 30 * (i % 2)), float(rng.uniform(-30, 30)),
+                                                  150, deck) for i, c in enumerate(cards)],
+                         table="wood", lighting=Lighting(brightness=0.15), camera=Camera(noise=5))
+        image, _ = render_scene(spec, np.random.default_rng(seed))
+        scenes.append((image, sorted(cards)))
+    for image, cards in scenes:
+        assert sorted(c.card for c in rec.recognise(image).cards) == cards
+    # Read as it comes, the same pictures lose most of their cards.
+    monkeypatch.setattr(recogniser, "EXPOSE_MAX_GAIN", 1.0)
+    unbrightened = [rec.recognise(image).cards for image, _ in scenes]
+    assert sum(len(found) for found in unbrightened) < 12
+    assert all(c.card in cards for found, (_, cards) in zip(unbrightened, scenes) for c in found)
