@@ -156,7 +156,9 @@ class Config:
     #: of them through a barrel lens: vision.synth.scene.random_scene_spec's ``views``), and
     #: share lit as a dim room (``dim``).  0 = every scene overhead and lit as before.  Without
     #: them a webcam leaning 45 degrees reads 87% of the cards and names 17 wrong in 1090, a
-    #: dim room 92% (bench/bench_view.py, docs/vision-experiments.md, session 49).
+    #: dim room 92% (bench/bench_view.py).  Off in ``full``: at 0.3 and 0.15, two classifiers of
+    #: 6 epochs read 1.5 points fewer of the 15 seeds' overhead images whole and still named 14
+    #: wrong at 45 degrees (docs/vision-experiments.md, session 49).
     lean_share: float = 0.0
     dim_share: float = 0.0
     #: Standardise each crop before the classifier (vision.index_geometry.standardise_crops).
