@@ -3,6 +3,7 @@
     .venv/bin/python bench/bench_view.py                        # 160 scenes a condition, seed 8
     .venv/bin/python bench/bench_view.py --n 320 --seed 21 --conditions overhead,lean-30,lean-45
     .venv/bin/python bench/bench_view.py --list                 # the conditions and what they change
+    .venv/bin/python bench/bench_view.py --turn                 # read slanted views turned to straight down
 
 The training scenes (``vision.synth.scene.random_scene_spec``) are all seen
 from straight above, through a perfect lens, at moderate light.  A real
@@ -18,9 +19,13 @@ is drawn that much smaller first, so that the cards keep about their size.
 The lean's direction is drawn at random for each scene.
 
 Prints one line per condition (precision, recall, exact-set, wrong cards,
-unknown boxes; ``vision/evaluation.py``'s rules) and the wrong cards, which
+unknown boxes; ``vision/evaluation.py``'s rules; the median time an image on
+one core, the turn included) and the wrong cards, which
 matter most: a condition may cost cards (read as unknown), it must not make
-the recogniser name a wrong one.  Needs the art (scripts/fetch-art.sh).
+the recogniser name a wrong one.  With ``--turn`` each slanted picture is
+first turned to straight down (``vision/rectify.py``) by the camera's own
+homography, as the live table does with its calibration.  Needs the art
+(scripts/fetch-art.sh).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
+import time
 from pathlib import Path
 
 import cv2
@@ -38,8 +44,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from vision.evaluation import Summary, score_image  # noqa: E402
 from vision.inference import ENGINES  # noqa: E402
 from vision.recogniser import Recogniser  # noqa: E402
+from vision.rectify import PlaneView  # noqa: E402
 from vision.synth.decks import HELD_OUT, available_decks, build_face_cache  # noqa: E402
 from vision.synth.scene import SceneSpec, random_scene_spec, render_scene, seen_from  # noqa: E402
+from vision.synth.view import CameraView  # noqa: E402
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,6 +85,24 @@ def viewed(spec: SceneSpec, condition: Condition, direction: float) -> SceneSpec
     return out
 
 
+def calibrated_view(spec: SceneSpec) -> PlaneView | None:
+    """The turn to straight down that a calibrated table would give for ``spec``'s camera
+    (:class:`vision.rectify.PlaneView`), or None where it is not worth turning.
+
+    A calibration is a homography from the picture to the table; with a barrel lens
+    none is exact, so this one fits the camera's map over a grid of the picture by least
+    squares (as markers spread over the table would), onto the table drawn."""
+    c = spec.camera
+    camera = CameraView(spec.width, spec.height, c.lean, c.lean_direction, c.fov, c.barrel)
+    if camera.identity:
+        return None
+    xs, ys = np.meshgrid(np.linspace(0, spec.width, 9), np.linspace(0, spec.height, 9))
+    picture = np.stack([xs.ravel(), ys.ravel()], axis=1)
+    H, _ = cv2.findHomography(picture, camera.to_table(picture), 0)
+    view = PlaneView(H, (spec.width, spec.height), region=(0, 0, spec.width, spec.height))
+    return view if view.worth_turning else None
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=160, help="scenes per condition (default 160)")
@@ -86,6 +112,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threshold", type=float, default=None, help="accept threshold (default: the model's)")
     ap.add_argument("--conditions", default=",".join(CONDITIONS),
                     help=f"comma-separated, of: {', '.join(CONDITIONS)} (default all)")
+    ap.add_argument("--turn", action="store_true",
+                    help="turn each picture to straight down before reading it (vision/rectify.py), by the "
+                         "camera's own homography as a calibrated table gives it, where that is worth it")
     ap.add_argument("--show-errors", type=int, default=10, help="print this many wrong readings a condition")
     ap.add_argument("--list", action="store_true", help="list the conditions and stop")
     args = ap.parse_args(argv)
@@ -115,6 +144,8 @@ def main(argv: list[str] | None = None) -> int:
     summaries = {n: Summary() for n in names}
     wrong: dict[str, list[str]] = {n: [] for n in names}
     sizes: dict[str, list[float]] = {n: [] for n in names}
+    turned = {n: 0 for n in names}
+    seconds: dict[str, list[float]] = {n: [] for n in names}
     for k in range(args.n):
         # Each scene's spec and its renderings come from seeds of their own, so that a
         # condition changes what it changes and nothing else.
@@ -122,16 +153,23 @@ def main(argv: list[str] | None = None) -> int:
                                  n_cards=1 + k % 8, card_height=(130, 300))
         direction = float(np.random.default_rng([args.seed, k, 1]).uniform(0, 360))
         for name in names:
-            image, ann = render_scene(viewed(spec, CONDITIONS[name], direction),
-                                      np.random.default_rng([args.seed, k, 2]))
-            score = score_image(rec.recognise(image), ann)
+            seen = viewed(spec, CONDITIONS[name], direction)
+            image, ann = render_scene(seen, np.random.default_rng([args.seed, k, 2]))
+            view = calibrated_view(seen) if args.turn else None
+            turned[name] += view is not None
+            start = time.perf_counter()
+            found = rec.recognise(image, view=view)
+            seconds[name].append(time.perf_counter() - start)
+            score = score_image(found, ann)
             summaries[name].add(score)
             wrong[name] += [f"scene {k}: {w}" for w in score.wrong]
             sizes[name] += [ix.height for c in ann.cards for ix in c.indices if ix.visible >= 0.85]
 
     for name in names:
         size = f"index {np.median(sizes[name]):.0f} px" if sizes[name] else "no index seen"
-        print(summaries[name].line(name[:14]) + f"  {size}  ({name})")
+        turns = f", {turned[name]} turned" if args.turn else ""
+        ms = 1000 * float(np.median(seconds[name]))
+        print(summaries[name].line(name[:14]) + f"  {size}  {ms:.0f} ms  ({name}{turns})")
     for name in names:
         for line in wrong[name][:args.show_errors]:
             print(f"  {name}: {line}")

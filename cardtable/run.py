@@ -122,7 +122,12 @@ class Table:
         # whatever size the camera gives (a webcam may not do 1280x720) and fits itself to it.
         self.feed = CameraFeed(source, size=geometry.image_size if self.calibrated else None)
         hook = frame_seen if self.calibrated else self._fit_uncalibrated(frame_seen)
-        self.live = LiveTable(self.feed, geometry, reader or RecogniserReader(), self.session,
+        # A calibrated table says how the camera looks at it: a slanted view is read turned to
+        # straight down (vision/rectify.py).  The uncalibrated stand-in's map says nothing of the
+        # view (the whole picture stretched onto a 900 x 600 table), so it turns nothing.
+        if reader is None:
+            reader = RecogniserReader(table=geometry if self.calibrated else None)
+        self.live = LiveTable(self.feed, geometry, reader, self.session,
                               config=observer_config(config.recognition), frame_seen=hook, idle_s=idle_s)
         self.signals.on_pass = self._button_pass
         self.signals.on_undo = lambda: self.live.submit({"event": "undo"}, timeout=0)

@@ -23,6 +23,17 @@ def test_view_benchmark_prints_a_line_per_condition(bench, capsys):
         assert row[1:3] == ["images", "2"]
         assert row[row.index("cards") + 1] == "3"  # 1 and 2 cards, all readable seen either way
     assert rows["overhead"][rows["overhead"].index("recall") + 1] == "100.00%"
+    assert all(row[row.index("ms") - 1].isdigit() for row in rows.values())   # the median time an image
+
+
+def test_view_benchmark_turns_only_the_slanted_views_with_turn(bench, capsys):
+    assert bench.main(["--n", "2", "--seed", "3", "--conditions", "overhead,lean-45,barrel-0.1", "--turn"]) == 0
+    out = capsys.readouterr().out
+    assert "(overhead, 0 turned)" in out and "(lean-45, 2 turned)" in out and "(barrel-0.1, 0 turned)" in out
+    spec = random_scene_spec(np.random.default_rng(3), ["younestouati"], 1280, 720, n_cards=2)
+    assert bench.calibrated_view(spec) is None
+    view = bench.calibrated_view(bench.viewed(spec, bench.CONDITIONS["lean-45"], 100.0))
+    assert view.squeeze == pytest.approx(np.cos(np.radians(45)), abs=0.02)
 
 
 def test_a_condition_changes_the_view_and_keeps_the_cards(bench):

@@ -58,20 +58,50 @@ class RecogniserReader:
     ``.cards`` (each with ``card``, ``confidence``, ``box``) and ``.unknown``;
     by default :class:`vision.recogniser.Recogniser` with its shipped model.
     Unreadable cards are kept in :attr:`last_unknown` (boxes), for drawing.
+
+    ``table``, the calibrated table (:class:`vision.table_geometry.TableGeometry`;
+    the live table sets it), says how the camera looks at the table: a camera
+    that leans far enough off straight down to squeeze the cards
+    (:data:`vision.rectify.WORTH_TURNING`) has each picture turned to straight
+    down over the table and its surround before it is read
+    (:class:`vision.rectify.PlaneView`); the boxes stay the picture's.
     """
 
-    def __init__(self, recogniser: Any = None, min_confidence: float = 0.0, **recogniser_args: Any):
+    def __init__(self, recogniser: Any = None, min_confidence: float = 0.0, table: Any = None,
+                 **recogniser_args: Any):
         if recogniser is None:
             from vision.recogniser import Recogniser  # noqa: PLC0415 - loads the models
             recogniser = Recogniser(**recogniser_args)
         self.recogniser = recogniser
         self.min_confidence = float(min_confidence)
         self.copies = 1          # of each card in the deck; the live table sets it per game (khanhoo: 2)
+        self.table = table
         self.last_unknown: list[tuple[float, float, float, float]] = []
+        self._views: dict[tuple, Any] = {}
+
+    def view_for(self, image: np.ndarray) -> Any:
+        """The turn to straight down for pictures of ``image``'s size (:class:`vision.rectify.PlaneView`),
+        or None: no table, a camera close enough to straight down, or a calibration
+        whose table lies outside such a picture."""
+        if self.table is None:
+            return None
+        h, w = image.shape[:2]
+        key = (np.asarray(self.table.H).tobytes(), self.table.surround, w, h)
+        if key not in self._views:
+            from vision.rectify import PlaneView  # noqa: PLC0415
+            try:
+                view = PlaneView(self.table.H, (w, h), region=self.table.surround)
+            except ValueError:
+                view = None
+            self._views = {key: view if view is not None and view.worth_turning else None}
+        return self._views[key]
 
     def read(self, image: np.ndarray) -> list[Reading]:
-        result = self.recogniser.recognise(image, copies=self.copies) if self.copies != 1 \
-            else self.recogniser.recognise(image)
+        options: dict[str, Any] = {"copies": self.copies} if self.copies != 1 else {}
+        view = self.view_for(image)
+        if view is not None:
+            options["view"] = view
+        result = self.recogniser.recognise(image, **options)
         out = []
         for c in getattr(result, "cards", []):
             try:

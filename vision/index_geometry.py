@@ -248,13 +248,13 @@ def apply_refinement(at: tuple[tuple[float, float], float, float], out) -> tuple
             angle + turn * REFINE_ANGLE_UNIT, h * math.exp(log_h))
 
 
-def card_box(centre: tuple[float, float], angle_deg: float, card_h: float, width: int, height: int
-             ) -> tuple[int, int, int, int]:
-    """Axis-aligned box (x1, y1, x2, y2) of the part of a card of height ``card_h`` inside the image.
+def card_outline(centre: tuple[float, float], angle_deg: float, card_h: float, width: int, height: int
+                 ) -> np.ndarray:
+    """The corners (N x 2, float32) of the part of a card of height ``card_h`` inside the image.
 
-    The card is cut to the image before its box is taken: a turned card that
-    reaches past the edge would otherwise get a box around empty corners,
-    whose centre may not lie on the card at all.
+    The card is cut to the image: a turned card that reaches past the edge
+    would otherwise get a box around empty corners, whose centre may not lie on
+    the card at all.  (A card wholly outside keeps its four corners.)
     """
     rect = ((float(centre[0]), float(centre[1])), (card_h * CARD_ASPECT, card_h), -float(angle_deg))
     pts = cv2.boxPoints(rect).astype(np.float32)
@@ -262,6 +262,19 @@ def card_box(centre: tuple[float, float], angle_deg: float, card_h: float, width
     area, inside = cv2.intersectConvexConvex(pts, frame)
     if area > 1.0 and inside is not None:
         pts = inside.reshape(-1, 2)
+    return pts
+
+
+def card_box(centre: tuple[float, float], angle_deg: float, card_h: float, width: int, height: int
+             ) -> tuple[int, int, int, int]:
+    """Axis-aligned box (x1, y1, x2, y2) of the part of a card of height ``card_h`` inside the image
+    (:func:`card_outline`'s)."""
+    return outline_box(card_outline(centre, angle_deg, card_h, width, height), width, height)
+
+
+def outline_box(pts: np.ndarray, width: int, height: int) -> tuple[int, int, int, int]:
+    """The whole-pixel box (x1, y1, x2, y2) around the points ``pts`` (N x 2), cut to the image."""
     x1, y1 = np.floor(pts.min(axis=0)).astype(int)
     x2, y2 = np.ceil(pts.max(axis=0)).astype(int)
-    return (int(max(0, x1)), int(max(0, y1)), int(min(width, x2)), int(min(height, y2)))
+    return (int(min(max(0, x1), width)), int(min(max(0, y1), height)),
+            int(max(0, min(width, x2))), int(max(0, min(height, y2))))

@@ -30,7 +30,8 @@ watchdog is fed only while frames flow.
 Typical use (what ``cardtable run`` does)::
 
     feed = CameraFeed(make_source(config.source), size=geometry.image_size)
-    live = LiveTable(feed, TableGeometry.from_config(config.geometry), RecogniserReader(), session,
+    geometry = TableGeometry.from_config(config.geometry)
+    live = LiveTable(feed, geometry, RecogniserReader(table=geometry), session,
                      frame_seen=lambda frame: notifier.watchdog())
     live.start()          # a daemon thread; live.stop() to end it
 """
@@ -568,7 +569,9 @@ def live_table_from_config(config: Any, session: EventSink, source: str | None =
     if reader is None:
         from vision.card_reader import RecogniserReader
 
-        reader = RecogniserReader(**{k: v for k, v in recognition.items() if k in RECOGNISER_KEYS})
+        # The calibration says how the camera looks at the table: a slanted view is read
+        # turned to straight down (vision/rectify.py).
+        reader = RecogniserReader(table=geometry, **{k: v for k, v in recognition.items() if k in RECOGNISER_KEYS})
     spec = source or getattr(config, "source", None)
     size = geometry.image_size or (1280, 720)
     feed = CameraFeed(make_source(spec, size=size), size=geometry.image_size)

@@ -44,8 +44,9 @@ import numpy as np
 from vision.inference import EngineError, OnnxNet, resolve_engine
 from vision.index_geometry import (CARD_ASPECT, DET_LONG_SIDE, DET_STRIDE, H_REF, MAX_INDEX_SHARE, NOT_INDEX,
                                    PATCH_H, PATCH_W, RANKS, REFINE_ANGLE_UNIT, REFINE_PATCH_H, REFINE_PATCH_W,
-                                   REFINE_WINDOW_H, REFINE_WINDOW_W, SUITS, apply_refinement, card_box, crop_index,
-                                   crop_views, glyph_axes, standardise_crops)
+                                   REFINE_WINDOW_H, REFINE_WINDOW_W, SUITS, apply_refinement, card_outline, crop_index,
+                                   crop_views, glyph_axes, outline_box, standardise_crops)
+from vision.rectify import PlaneView
 
 MODEL_DIR = Path(__file__).resolve().parent / "models"
 CARD_NAMES = [r + s for r in RANKS for s in SUITS]  # rank-major, matches the outer product below
@@ -720,16 +721,22 @@ class Recogniser:
         return p.mean(axis=1)
 
     # -- stage 4: cards ---------------------------------------------------------
-    def recognise(self, image: np.ndarray, copies: int = 1) -> Recognition:
+    def recognise(self, image: np.ndarray, copies: int = 1, view: PlaneView | None = None) -> Recognition:
         """All cards whose corner index is visible, read or reported as unknown.
 
         ``copies`` is how many of each card the deck holds (khanhoo's pack: 2):
-        a card is reported at most that many times.
+        a card is reported at most that many times.  ``view``, when given, turns
+        the picture to straight down before it is read (:mod:`vision.rectify`: a
+        camera that leans off straight down squeezes every card, and the
+        calibrated table says how); the boxes are in the picture's pixels all the same.
         """
         if copies < 1:
             raise ValueError(f"copies must be at least 1, got {copies}")
         img = _as_bgr(image)
-        return self.assemble(self.read_indices(img), img.shape[1], img.shape[0], copies)
+        if view is None:
+            return self.assemble(self.read_indices(img), img.shape[1], img.shape[0], copies)
+        canvas = view.warp(img)
+        return self.assemble(self.read_indices(canvas), canvas.shape[1], canvas.shape[0], copies, view)
 
     def read_indices(self, image: np.ndarray, stage_seconds: dict[str, float] | None = None) -> list[IndexReading]:
         """Every index in the image, found, put right and read (stages 1 to 3).
@@ -761,8 +768,10 @@ class Recogniser:
         done("look_weak")
         return indices
 
-    def assemble(self, indices: list[IndexReading], W: int, H: int, copies: int = 1) -> Recognition:
-        """Cards from classified index readings (the last stage of :meth:`recognise`)."""
+    def assemble(self, indices: list[IndexReading], W: int, H: int, copies: int = 1,
+                 view: PlaneView | None = None) -> Recognition:
+        """Cards from classified index readings (the last stage of :meth:`recognise`), in a
+        picture of ``W`` x ``H`` pixels; read on ``view``'s canvas, their boxes are the picture's."""
         indices = [ix for ix in indices if ix.p_index >= 0.5]
 
         # Pair the two indices of one card: they sit at opposite corners (glyphs
@@ -839,7 +848,8 @@ class Recogniser:
                 alt = next((CARD_NAMES[k] for k in order if not full(CARD_NAMES[k])), None)
                 alt_conf = float(probs[CARD_NAMES.index(alt)]) if alt else 0.0
                 label, conf = (alt, alt_conf) if alt else (label, 0.0)
-            box = self._box(g, W, H)
+            outline = self._outline(g, W, H)
+            box = view.box_in_picture(outline) if view is not None else outline_box(outline, W, H)
             if conf >= self.accept_threshold and not full(label):
                 used[label] = used.get(label, 0) + 1
                 result.cards.append(CardReading(label, round(conf, 4), box))
@@ -876,7 +886,8 @@ class Recogniser:
         return math.dist(a.card_centre, b.card_centre) / card_h
 
     @staticmethod
-    def _box(group: list[IndexReading], W: int, H: int) -> tuple[int, int, int, int]:
+    def _outline(group: list[IndexReading], W: int, H: int) -> np.ndarray:
+        """The corners of the part inside the picture of the card that ``group``'s indices lie on."""
         wts = np.array([max(1e-3, m.best[1]) for m in group])
         centre = np.average([m.card_centre for m in group], axis=0, weights=wts)
         card_h = float(np.median([m.card_height for m in group]))
@@ -896,4 +907,5 @@ class Recogniser:
                 corner = centre - (0.5 * CARD_ASPECT * card_h) * np.asarray(right) - (0.5 * card_h) * np.asarray(down)
                 centre = corner + (smallest / card_h) * (centre - corner)
                 card_h = smallest
-        return card_box((float(centre[0]), float(centre[1])), angle, card_h, W, H)
+        return card_outline((float(centre[0]), float(centre[1])), angle, card_h, W, H)
+

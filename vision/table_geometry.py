@@ -46,6 +46,9 @@ MARKER_DICTIONARY = "DICT_4X4_50"
 #: Marker ids at the table corners, in the order top-left, top-right, bottom-right, bottom-left.
 MARKER_IDS = (0, 1, 2, 3)
 CORNER_NAMES = ("top-left", "top-right", "bottom-right", "bottom-left")
+#: A card counts a little past the markers (:attr:`TableGeometry.surround`): this share of the
+#: play area's longer side all round.
+SURROUND_MARGIN = 0.15
 
 
 class CalibrationError(ValueError):
@@ -173,12 +176,19 @@ class TableGeometry:
         p = self.to_px([[x - 5, y], [x + 5, y], [x, y - 5], [x, y + 5]])
         return float((np.linalg.norm(p[1] - p[0]) + np.linalg.norm(p[3] - p[2])) / 20.0)
 
+    @property
+    def surround(self) -> tuple[float, float, float, float]:
+        """Where cards count, in millimetres (x1, y1, x2, y2): the play area and a margin of
+        :data:`SURROUND_MARGIN` of its longer side all round (cards overhang the markers)."""
+        w, h = self.table_mm
+        margin = SURROUND_MARGIN * max(w, h)
+        return (-margin, -margin, w + margin, h + margin)
+
     def zone_at(self, point_mm: Sequence[float]) -> Zone | None:
         """The zone a table point lies in (scoreboard, then centre, then seats), None off the table."""
-        w, h = self.table_mm
+        x1, y1, x2, y2 = self.surround
         x, y = float(point_mm[0]), float(point_mm[1])
-        margin = 0.15 * max(w, h)   # cards may overhang the markers a little
-        if not (-margin <= x <= w + margin and -margin <= y <= h + margin):
+        if not (x1 <= x <= x2 and y1 <= y <= y2):
             return None
         order = {"scoreboard": 0, "centre": 1, "seat": 2}
         for zone in sorted(self.zones, key=lambda z: order.get(z.kind, 3)):

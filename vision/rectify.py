@@ -1,0 +1,165 @@
+"""A picture of the table turned to straight down, for reading cards seen at a slant.
+
+The recogniser learnt its cards from overhead pictures.  A camera that leans
+off straight down (a webcam on a shelf, a Pi on an arm to one side) sees every
+card squeezed along its line of sight, the far ones smaller: at 45 degrees a
+club squeezed that way looks like a spade, and the recogniser names wrong
+cards (``bench/bench_view.py``).  Where the table is calibrated
+(:mod:`vision.table_geometry`: a homography from the picture's pixels to the
+table's millimetres), the picture can be turned to straight down before it is
+read: warped by that homography into the picture an overhead camera would
+take, at about the same number of pixels over the table, and every card found
+there is mapped back into the picture.
+
+A :class:`PlaneView` is that turn for one picture size:
+
+>>> H = np.array([[1.0, 0.2, 0.0], [0.0, 1.4, 0.0], [0.0, 0.0006, 1.0]])   # a slanted view
+>>> view = PlaneView(H, (640, 480))
+>>> canvas = view.warp(np.zeros((480, 640, 3), np.uint8))
+>>> canvas.shape[2], view.squeeze < 0.95                  # a picture; and it was worth turning
+(3, True)
+>>> pts = np.array([[100.0, 50.0], [600.0, 400.0]])
+>>> bool(np.allclose(view.to_picture(view.to_canvas(pts)), pts))
+True
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import cv2
+import numpy as np
+
+from vision.index_geometry import outline_box
+
+#: A view is worth turning (:attr:`PlaneView.worth_turning`) when in its middle a card is
+#: squeezed to less than this share of its width across the line of sight: about 18 degrees
+#: off straight down.  Under it the turn costs a resampling and changes little
+#: (bench_view's lean-15 row reads the same cards either way).
+WORTH_TURNING = 0.95
+#: The turned picture holds at most this many times the picture's pixels (its bounding
+#: box around a trapezoid of the table is larger than the trapezoid).
+MAX_CANVAS_SHARE = 4.0
+
+
+class PlaneView:
+    """A picture (``picture_size`` = width, height) turned to straight down onto a plane.
+
+    ``to_plane`` is the 3x3 homography from the picture's pixels to the plane's
+    units (:attr:`vision.table_geometry.TableGeometry.H`: millimetres on the
+    table).  ``region`` (x1, y1, x2, y2 in plane units) limits the turned picture
+    to that part of the plane (the play area and a margin: a picture that shows
+    the horizon needs one).  The turned picture, the *canvas*, shows the plane's
+    part that both the picture and the region hold, at the same number of pixels
+    as the picture spends on it, with the plane's x and y along its own.
+
+    Raises ``ValueError`` for a homography that is not a finite, invertible 3x3
+    matrix, a picture or region with no area, a picture and region that share
+    nothing, or a picture that shows the plane's horizon with no region given.
+    """
+
+    def __init__(self, to_plane: np.ndarray | Sequence[Sequence[float]], picture_size: Sequence[int],
+                 region: Sequence[float] | None = None):
+        H = np.asarray(to_plane, np.float64)
+        if H.shape != (3, 3) or not np.all(np.isfinite(H)):
+            raise ValueError(f"the picture-to-plane map must be a finite 3x3 matrix, got shape {H.shape}")
+        if abs(np.linalg.det(H)) < 1e-12 * max(1.0, float(np.abs(H).max())) ** 3:
+            raise ValueError("the picture-to-plane map is singular: it flattens the picture onto a line")
+        W, Hp = (int(v) for v in picture_size)
+        if W < 1 or Hp < 1:
+            raise ValueError(f"the picture must have an area, got {W} x {Hp} pixels")
+        self.picture_size = (W, Hp)
+        self.to_plane = H
+        frame = np.array([[0, 0], [W, 0], [W, Hp], [0, Hp]], np.float64)
+        if region is None:
+            # Every corner of the picture must look at the plane from the same side.
+            w = np.c_[frame, np.ones(4)] @ H[2]
+            if not (np.all(w > 0) or np.all(w < 0)) or np.min(np.abs(w)) < 1e-9 * np.max(np.abs(w)):
+                raise ValueError("the picture shows the plane's horizon: give a region of the plane to turn")
+            seen = frame
+        else:
+            x1, y1, x2, y2 = (float(v) for v in region)
+            if not (np.isfinite([x1, y1, x2, y2]).all() and x2 > x1 and y2 > y1):
+                raise ValueError(f"the region must be x1, y1, x2, y2 with x2 > x1 and y2 > y1, got {list(region)}")
+            quad = _apply(np.linalg.inv(H), np.array([[x1, y1], [x2, y1], [x2, y2], [x1, y2]]))
+            area, inside = cv2.intersectConvexConvex(frame.astype(np.float32), quad.astype(np.float32))
+            if inside is None or area < 1.0:
+                raise ValueError(f"the region {list(region)} lies outside the picture")
+            seen = inside.reshape(-1, 2).astype(np.float64)
+        #: The part of the picture that is turned (a convex polygon, picture pixels).
+        self.seen = seen
+        on_plane = _apply(H, seen)
+        # As many pixels on the canvas as the picture spends on the same part of the plane.
+        scale = float(np.sqrt(_area(seen) / max(_area(on_plane), 1e-12)))
+        lo, hi = on_plane.min(axis=0), on_plane.max(axis=0)
+        box = (hi - lo) * scale
+        if box[0] * box[1] > MAX_CANVAS_SHARE * W * Hp:
+            scale *= float(np.sqrt(MAX_CANVAS_SHARE * W * Hp / (box[0] * box[1])))
+        #: The canvas's pixels per plane unit.
+        self.scale = scale
+        self.size = (max(1, int(np.ceil((hi[0] - lo[0]) * scale))), max(1, int(np.ceil((hi[1] - lo[1]) * scale))))
+        place = np.array([[scale, 0, -lo[0] * scale], [0, scale, -lo[1] * scale], [0, 0, 1.0]])
+        #: The homography from the picture's pixels to the canvas's.
+        self.homography = place @ H
+        self._inverse = np.linalg.inv(self.homography)
+        self._seen_on_canvas = _apply(self.homography, seen).astype(np.float32)
+        #: How squeezed a card lies in the middle of the turned part of the picture: the picture's
+        #: shorter stretch of a small square of the plane over its longer one (1: not at all;
+        #: the cosine of the lean off straight down).  Off the middle it varies: a lean's far
+        #: corners are squeezed more.
+        m = cv2.moments(seen.astype(np.float32))
+        middle = np.array([m["m10"] / m["m00"], m["m01"] / m["m00"]]) if m["m00"] > 0 else seen.mean(axis=0)
+        self.squeeze = self._squeeze_at(middle)
+
+    @property
+    def worth_turning(self) -> bool:
+        """Whether the picture is squeezed enough somewhere (:data:`WORTH_TURNING`) to be read turned."""
+        return self.squeeze < WORTH_TURNING
+
+    def _squeeze_at(self, p: np.ndarray) -> float:
+        # The picture-to-canvas map's local linear part; its singular values' ratio is the squeeze.
+        eps = 0.5
+        c = _apply(self.homography, np.array([p, p + (eps, 0), p + (0, eps)]))
+        J = np.column_stack([(c[1] - c[0]) / eps, (c[2] - c[0]) / eps])
+        s = np.linalg.svd(J, compute_uv=False)
+        return float(s[1] / s[0]) if s[0] > 0 else 0.0
+
+    def to_canvas(self, pts: np.ndarray) -> np.ndarray:
+        """Picture points (N x 2) to the canvas."""
+        return _apply(self.homography, np.asarray(pts, np.float64))
+
+    def to_picture(self, pts: np.ndarray) -> np.ndarray:
+        """Canvas points (N x 2) back to the picture."""
+        return _apply(self._inverse, np.asarray(pts, np.float64))
+
+    def warp(self, image: np.ndarray) -> np.ndarray:
+        """The picture turned: the canvas (:attr:`size`), the plane outside the picture filled
+        with the picture's mean colour (an even table, not a black edge that looks like something).
+
+        Raises ``ValueError`` for a picture of another size than this view's."""
+        h, w = image.shape[:2]
+        if (w, h) != self.picture_size:
+            raise ValueError(f"this view turns pictures of {self.picture_size[0]} x {self.picture_size[1]} "
+                             f"pixels, got {w} x {h}")
+        fill = cv2.mean(image)[:image.shape[2] if image.ndim == 3 else 1]
+        return cv2.warpPerspective(image, self.homography, self.size, flags=cv2.INTER_LINEAR,
+                                   borderMode=cv2.BORDER_CONSTANT, borderValue=fill)
+
+    def box_in_picture(self, outline: np.ndarray) -> tuple[int, int, int, int]:
+        """The picture's box (x1, y1, x2, y2) around a convex outline drawn on the canvas (N x 2),
+        cut to the part that the picture shows."""
+        pts = np.asarray(outline, np.float32).reshape(-1, 2)
+        area, inside = cv2.intersectConvexConvex(pts, self._seen_on_canvas)
+        if area > 1.0 and inside is not None:
+            pts = inside.reshape(-1, 2)
+        return outline_box(self.to_picture(pts.astype(np.float64)), *self.picture_size)
+
+
+def _apply(M: np.ndarray, pts: np.ndarray) -> np.ndarray:
+    h = np.c_[pts, np.ones(len(pts))] @ M.T
+    return h[:, :2] / h[:, 2:3]
+
+
+def _area(poly: np.ndarray) -> float:
+    x, y = poly[:, 0], poly[:, 1]
+    return 0.5 * abs(float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1))))
