@@ -4,7 +4,9 @@ calibrated table's homography, in the recogniser and the live table's reader."""
 from __future__ import annotations
 
 import doctest
+import json
 
+import cv2
 import numpy as np
 import pytest
 
@@ -196,3 +198,51 @@ def test_cardtable_run_turns_only_a_calibrated_table(tmp_path):
     table = Table(Config(db=str(tmp_path / "b.sqlite"), port=0, pin="4321"), source=ListSource(frames), serve=False)
     assert table.live.observer.reader.table is None
     assert table.live.observer.reader.view_for(frames[0]) is None
+
+
+def test_cardtable_recognise_reads_a_slanted_photo_turned_with_the_tables_calibration(rec, held_out, tmp_path,
+                                                                                       capsys):
+    from vision.cli import main
+    from vision.live import geometry_toml
+
+    image, ann, table, _ = leaning_scene(3, held_out[3 % len(held_out)])
+    photo, small, other = tmp_path / "slanted.png", tmp_path / "small.png", tmp_path / "square.png"
+    cv2.imwrite(str(photo), image)
+    cv2.imwrite(str(small), cv2.resize(image, (W // 2, H // 2), interpolation=cv2.INTER_AREA))
+    cv2.imwrite(str(other), np.zeros((500, 500, 3), np.uint8))
+    config = tmp_path / "cardtable.toml"
+    config.write_text(geometry_toml(table))
+    truth = sorted(c.card for c in ann.cards)
+
+    assert main([str(photo), "--json"]) == 0
+    plain = json.loads(capsys.readouterr().out)["images"][0]["cards"]
+    assert sorted(c["card"] for c in plain) != truth                   # 3S for 3C, as it is
+    assert main([str(photo), str(other), "--json", "--config", str(config)]) == 2
+    out = capsys.readouterr()
+    first, second = json.loads(out.out)["images"]
+    assert sorted(c["card"] for c in first["cards"]) == truth
+    by_card = {c.card: c for c in ann.cards}
+    for c in first["cards"]:       # the boxes are the photo's: around their own card there
+        x1, y1, x2, y2 = c["box"]
+        assert cv2.pointPolygonTest(by_card[c["card"]].corners.astype(np.float32), ((x1 + x2) / 2, (y1 + y2) / 2),
+                                    False) > 0
+    # A picture of another shape is another camera's: said, after the others.
+    assert "calibrated on 1280 x 720 pictures" in second["error"] and "calibrated on 1280 x 720" in out.err
+    # The same camera's picture at half the size is turned with the calibration scaled to it.
+    assert main([str(small), "--json", "--config", str(config)]) == 0
+    assert sorted(c["card"] for c in json.loads(capsys.readouterr().out)["images"][0]["cards"]) == truth
+
+
+def test_cardtable_recognise_refuses_a_configuration_it_cannot_use(tmp_path, capsys):
+    from vision.cli import main
+
+    photo = tmp_path / "p.png"
+    cv2.imwrite(str(photo), np.zeros((100, 100, 3), np.uint8))
+    uncalibrated = tmp_path / "none.toml"
+    uncalibrated.write_text("[table]\nport = 8080\n")
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[geometry\n")
+    for config, why in ((tmp_path / "missing.toml", "no such configuration file"),
+                        (uncalibrated, "no [geometry] calibration"), (broken, "not valid TOML")):
+        assert main([str(photo), "--config", str(config)]) == 2
+        assert why in capsys.readouterr().err

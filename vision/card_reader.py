@@ -86,14 +86,14 @@ class RecogniserReader:
         if self.table is None:
             return None
         h, w = image.shape[:2]
-        key = (np.asarray(self.table.H).tobytes(), self.table.surround, w, h)
+        key = (np.asarray(self.table.H).tobytes(), self.table.surround, self.table.image_size, w, h)
         if key not in self._views:
-            from vision.rectify import PlaneView  # noqa: PLC0415
+            from vision.rectify import table_view  # noqa: PLC0415
             try:
-                view = PlaneView(self.table.H, (w, h), region=self.table.surround)
-            except ValueError:
+                view = table_view(self.table, (w, h))
+            except ValueError:      # (a picture of another shape than the calibration's)
                 view = None
-            self._views = {key: view if view is not None and view.worth_turning else None}
+            self._views = {key: view}
         return self._views[key]
 
     def read(self, image: np.ndarray) -> list[Reading]:

@@ -8,6 +8,11 @@ With ``--json`` prints one document::
 Without it, a readable listing.  A file that is missing or is not an image is
 reported on stderr (with an "error" entry in the JSON) after the others have
 been read, and the exit status is then 2.
+
+``--config FILE`` takes the table's calibration from a configuration file
+(``[geometry]``, as ``cardtable calibrate --write`` leaves it): pictures from a
+camera that leans off straight down are read turned to straight down
+(``vision/rectify.py``), as ``cardtable run`` reads them.
 """
 
 from __future__ import annotations
@@ -46,9 +51,25 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--model", type=Path, default=None, help="model directory (default: the bundled model)")
     ap.add_argument("--threshold", type=float, default=None,
                     help="confidence below which a card is reported as unknown (default from the model)")
+    ap.add_argument("--config", metavar="FILE", default=None,
+                    help="a configuration file whose [geometry] calibration says how the camera looks at the "
+                         "table: a slanted view is read turned to straight down, as cardtable run reads it")
     args = ap.parse_args(argv)
+    table = None
+    if args.config is not None:
+        from cardtable.config import ConfigError, load_config
+        from vision.table_geometry import CalibrationError, TableGeometry
+        try:
+            geometry = load_config(args.config).geometry
+            if not geometry.get("corners_px"):
+                raise ConfigError(f"{args.config} has no [geometry] calibration (cardtable calibrate writes one)")
+            table = TableGeometry.from_config(geometry)
+        except (OSError, ConfigError, CalibrationError) as exc:
+            print(f"cardtable recognise: {exc}", file=sys.stderr)
+            return 2
 
     from vision.recogniser import ModelError, Recogniser  # after argument errors, before any image
+    from vision.rectify import table_view
     try:
         rec = Recogniser(args.model, accept_threshold=args.threshold)
     except ModelError as exc:
@@ -64,7 +85,13 @@ def main(argv: list[str]) -> int:
             errors.append(str(exc))
             entries.append({"file": name, "error": str(exc)})
             continue
-        entry = {"file": name, **rec.recognise(img).to_dict()}
+        try:
+            view = table_view(table, (img.shape[1], img.shape[0])) if table is not None else None
+        except ValueError as exc:
+            errors.append(f"{name}: {exc}")
+            entries.append({"file": name, "error": f"{name}: {exc}"})
+            continue
+        entry = {"file": name, **(rec.recognise(img, view=view) if view is not None else rec.recognise(img)).to_dict()}
         entries.append(entry)
 
     if args.json:

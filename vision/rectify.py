@@ -155,6 +155,28 @@ class PlaneView:
         return outline_box(self.to_picture(pts.astype(np.float64)), *self.picture_size)
 
 
+def table_view(table, size: Sequence[int]) -> PlaneView | None:
+    """The turn to straight down that a calibrated table (:class:`vision.table_geometry.TableGeometry`)
+    gives pictures of ``size`` (width, height) over its surround, or None: a camera close enough
+    to straight down (:attr:`PlaneView.worth_turning`), or a table that such a picture does not show.
+
+    A calibration made at another size of the same picture (the same shape, within 1%) is
+    scaled to it; one of another shape raises ``ValueError``: it is another camera's.
+    """
+    w, h = (int(v) for v in size)
+    H = np.asarray(table.H, np.float64)
+    if table.image_size is not None and tuple(table.image_size) != (w, h):
+        cw, ch = table.image_size
+        if abs((w / h) / (cw / ch) - 1.0) > 0.01:
+            raise ValueError(f"the table was calibrated on {cw} x {ch} pictures, not on pictures of {w} x {h}")
+        H = H @ np.diag([cw / w, ch / h, 1.0])      # this picture's pixels to the calibration's, then the table
+    try:
+        view = PlaneView(H, (w, h), region=table.surround)
+    except ValueError:
+        return None
+    return view if view.worth_turning else None
+
+
 def _apply(M: np.ndarray, pts: np.ndarray) -> np.ndarray:
     h = np.c_[pts, np.ones(len(pts))] @ M.T
     return h[:, :2] / h[:, 2:3]
