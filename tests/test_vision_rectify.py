@@ -246,3 +246,22 @@ def test_cardtable_recognise_refuses_a_configuration_it_cannot_use(tmp_path, cap
                         (uncalibrated, "no [geometry] calibration"), (broken, "not valid TOML")):
         assert main([str(photo), "--config", str(config)]) == 2
         assert why in capsys.readouterr().err
+
+
+def test_a_turned_picture_reports_a_card_only_at_the_views_confidence(rec):
+    from vision.recogniser import CARD_NAMES, VIEW_ACCEPT, IndexReading
+
+    def lone(card: str, conf: float) -> IndexReading:
+        probs = np.full(52, (1.0 - conf) / 51)
+        probs[CARD_NAMES.index(card)] = conf
+        return IndexReading((600, 300), 0.0, 150 / 4.5, (640, 360), 150.0, heat=0.9, p_index=0.99, probs=probs)
+
+    view = PlaneView(leaning_table(45.0).H, (W, H))
+    conf = (rec.accept_threshold + VIEW_ACCEPT) / 2         # enough as it is, not turned
+    assert rec.accept_threshold < conf < VIEW_ACCEPT
+    assert [c.card for c in rec.assemble([lone("3C", conf)], W, H).cards] == ["3C"]
+    turned = rec.assemble([lone("3C", conf)], view.size[0], view.size[1], view=view)
+    assert turned.cards == [] and len(turned.unknown) == 1
+    assert [c.card for c in rec.assemble([lone("3C", VIEW_ACCEPT + 0.01)], *view.size, view=view).cards] == ["3C"]
+    strict = Recogniser(accept_threshold=0.95)               # a stricter model keeps its own
+    assert strict.assemble([lone("3C", 0.9)], *view.size, view=view).cards == []
