@@ -856,7 +856,7 @@ class Recogniser:
                 alt = next((CARD_NAMES[k] for k in order if not full(CARD_NAMES[k])), None)
                 alt_conf = float(probs[CARD_NAMES.index(alt)]) if alt else 0.0
                 label, conf = (alt, alt_conf) if alt else (label, 0.0)
-            outline = self._outline(g, W, H)
+            outline = self._outline(g, W, H, view)
             box = view.box_in_picture(outline) if view is not None else outline_box(outline, W, H)
             if conf >= accept and not full(label):
                 used[label] = used.get(label, 0) + 1
@@ -894,8 +894,9 @@ class Recogniser:
         return math.dist(a.card_centre, b.card_centre) / card_h
 
     @staticmethod
-    def _outline(group: list[IndexReading], W: int, H: int) -> np.ndarray:
-        """The corners of the part inside the picture of the card that ``group``'s indices lie on."""
+    def _outline(group: list[IndexReading], W: int, H: int, view: PlaneView | None = None) -> np.ndarray:
+        """The corners of the part inside the picture of the card that ``group``'s indices lie on
+        (on ``view``'s canvas, the part that the picture shows)."""
         wts = np.array([max(1e-3, m.best[1]) for m in group])
         centre = np.average([m.card_centre for m in group], axis=0, weights=wts)
         card_h = float(np.median([m.card_height for m in group]))
@@ -908,7 +909,8 @@ class Recogniser:
             # vouches for: the smallest card it can belong to, from the same corner.
             ix = group[0]
             outline = cv2.boxPoints(((float(centre[0]), float(centre[1])), (card_h * CARD_ASPECT, card_h), -angle))
-            crosses = bool((outline < 0).any() or (outline[:, 0] > W).any() or (outline[:, 1] > H).any())
+            crosses = bool((outline < 0).any() or (outline[:, 0] > W).any() or (outline[:, 1] > H).any()
+                           or (view is not None and not view.shows(outline).all()))
             smallest = ix.height / MAX_INDEX_SHARE
             if crosses and smallest < card_h:
                 right, down = glyph_axes(angle)

@@ -145,6 +145,12 @@ class PlaneView:
         return cv2.warpPerspective(image, self.homography, self.size, flags=cv2.INTER_LINEAR,
                                    borderMode=cv2.BORDER_CONSTANT, borderValue=fill)
 
+    def shows(self, pts: np.ndarray) -> np.ndarray:
+        """Whether each canvas point (N x 2) is one the picture shows (a boolean per point)."""
+        poly = self._seen_on_canvas.reshape(-1, 1, 2)
+        return np.array([cv2.pointPolygonTest(poly, (float(x), float(y)), False) >= 0
+                         for x, y in np.asarray(pts, np.float64).reshape(-1, 2)], bool)
+
     def box_in_picture(self, outline: np.ndarray) -> tuple[int, int, int, int]:
         """The picture's box (x1, y1, x2, y2) around a convex outline drawn on the canvas (N x 2),
         cut to the part that the picture shows."""
