@@ -60,7 +60,8 @@ class RecogniserReader:
     Unreadable cards are kept in :attr:`last_unknown` (boxes), for drawing.
 
     ``table``, the calibrated table (:class:`vision.table_geometry.TableGeometry`;
-    the live table sets it), says how the camera looks at the table: a camera
+    ``cardtable run`` passes it when the table is calibrated), says how the camera
+    looks at the table: a camera
     that leans far enough off straight down to squeeze the cards
     (:data:`vision.rectify.WORTH_TURNING`) has each picture turned to straight
     down over the table and its surround before it is read
