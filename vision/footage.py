@@ -114,13 +114,19 @@ class Footage:
     ``flaky`` = (miss, misread): per frame and card, the chance that the
     stand-in reader misses a visible card, or reads it as another card with a
     lower confidence.  Everything is seeded by ``seed``.
+
+    ``lean`` (degrees) and ``lean_direction`` film the table from a camera that
+    leans off straight down (:class:`vision.synth.view.CameraView`): ``geometry``
+    then lays the table out as seen from overhead, and :attr:`seen_geometry` is
+    the calibration such a camera's markers give (picture pixels to millimetres).
     """
 
     def __init__(self, geometry: TableGeometry, actions: Sequence[Action], size: tuple[int, int] = (640, 360),
                  fps: float = 10.0, deck: str = "letele", table: str = "felt", seed: int = 0,
                  noise: float = 2.0, still_frames: int = 7, flaky: tuple[float, float] = (0.0, 0.0),
-                 confidence: float = 0.95):
+                 confidence: float = 0.95, lean: float = 0.0, lean_direction: float = 0.0):
         self.geometry = geometry
+        self.lean, self.lean_direction = float(lean), float(lean_direction)
         self.actions = list(actions)
         self.size = (int(size[0]), int(size[1]))
         self.fps = float(fps)
@@ -144,6 +150,19 @@ class Footage:
         self._flaky_rng = np.random.default_rng(seed + 11)
         self._cache: dict[Any, tuple[np.ndarray, list]] = {}
         self._table_image: np.ndarray | None = None
+
+    @property
+    def seen_geometry(self) -> TableGeometry:
+        """The table as the camera sees it: ``geometry`` itself straight down; leaning, the
+        calibration whose corners lie where the leaning camera sees the table's corners."""
+        if self.lean == 0.0:
+            return self.geometry
+        from vision.synth.view import CameraView
+
+        view = CameraView(self.size[0], self.size[1], self.lean, self.lean_direction)
+        g = self.geometry
+        return TableGeometry(view.to_picture(g.corners_px), g.table_mm, g.seats, image_size=self.size,
+                             scoreboard=g.scoreboard)
 
     # -- layout (mm) ----------------------------------------------------------------
     def _centre(self) -> np.ndarray:
@@ -218,7 +237,8 @@ class Footage:
         hit = self._cache.get(key)
         if hit is None:
             spec = SceneSpec(self.size[0], self.size[1], self._spec_cards(), table=self._table_image,
-                             hands=hands, lighting=Lighting(shadow=0.3), camera=Camera())
+                             hands=hands, lighting=Lighting(shadow=0.3),
+                             camera=Camera(lean=self.lean, lean_direction=self.lean_direction))
             image, ann = render_scene(spec, np.random.default_rng(self.seed))
             readable = [(a.card, a.box) for a in ann.cards if a.readable]
             if len(self._cache) > 4:
