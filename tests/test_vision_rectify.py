@@ -13,12 +13,12 @@ import pytest
 import vision.rectify as rectify
 from cardtable.config import Config
 from cardtable.run import Table
+from test_vision_recogniser import held_out, rec  # noqa: F401 - the committed model and its held-out designs
 from vision.card_reader import RecogniserReader
 from vision.evaluation import Summary, score_image
 from vision.recogniser import Recogniser
 from vision.rectify import WORTH_TURNING, PlaneView
 from vision.sources import ListSource
-from vision.synth.decks import available_decks
 from vision.synth.scene import CardPlacement, SceneSpec, render_scene, seen_from
 from vision.synth.view import CameraView
 from vision.table_geometry import TableGeometry
@@ -107,20 +107,6 @@ def test_the_turn_refuses_what_it_cannot_do():
     assert PlaneView(horizon, (W, H), region=(0, 400, 100, 700)).size[0] > 0   # a region makes it finite
     with pytest.raises(ValueError, match="1280 x 720"):
         PlaneView(good, (W, H)).warp(np.zeros((480, 640, 3), np.uint8))
-
-
-@pytest.fixture(scope="module")
-def rec():
-    return Recogniser()
-
-
-@pytest.fixture(scope="module")
-def held_out(rec):
-    decks = rec.meta["held_out"]
-    missing = [d for d in decks if d not in available_decks()]
-    if missing:
-        pytest.fail(f"card art not rendered ({', '.join(missing)}): run scripts/fetch-art.sh")
-    return decks
 
 
 CLUBS_AND_OTHERS = ["AC", "2C", "3C", "4C", "5C", "6C", "7C", "8C", "9C", "10C", "JC", "QC", "KC", "AS", "7S", "10H",
