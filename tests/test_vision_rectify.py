@@ -251,3 +251,20 @@ def test_a_turned_picture_reports_a_card_only_at_the_views_confidence(rec):
     assert [c.card for c in rec.assemble([lone("3C", VIEW_ACCEPT + 0.01)], *view.size, view=view).cards] == ["3C"]
     strict = Recogniser(accept_threshold=0.95)               # a stricter model keeps its own
     assert strict.assemble([lone("3C", 0.9)], *view.size, view=view).cards == []
+
+
+def test_the_detector_sees_the_turned_picture_at_the_pictures_scale(rec, monkeypatch):
+    """The canvas spends the picture's pixels in a larger box: scaled to the model's long side
+    as a picture is, the table (and every index) would look smaller to the detector."""
+    seen = []
+    detect = rec.detect_peaks
+    monkeypatch.setattr(rec, "detect_peaks", lambda image, long_side=None: seen.append(
+        (image.shape, long_side)) or detect(image, long_side))
+    view = PlaneView(leaning_table(45.0, 30.0).H, (W, H))
+    assert max(view.size) > W
+    rec.recognise(np.zeros((H, W, 3), np.uint8), view=view)
+    rec.recognise(np.zeros((H, W, 3), np.uint8))
+    (turned_shape, turned_side), (plain_shape, plain_side) = seen
+    assert turned_shape[:2] == (view.size[1], view.size[0])
+    assert turned_side / max(view.size) == pytest.approx(rec.long_side / W, abs=1 / max(view.size))   # the same scale
+    assert plain_side is None                                           # the model's own

@@ -487,16 +487,17 @@ class Recogniser:
         """The indices the detector is sure of (heat at ``heat_threshold`` or more), strongest first."""
         return [ix for ix in self.detect_peaks(image) if ix.heat >= self.heat_threshold]
 
-    def detect_peaks(self, image: np.ndarray) -> list[IndexReading]:
+    def detect_peaks(self, image: np.ndarray, long_side: int | None = None) -> list[IndexReading]:
         """Every detector peak down to the weak peaks' threshold (:meth:`look_weak`), strongest first.
 
         Decoding further down changes nothing above ``heat_threshold``: a
-        peak is dropped only beside a stronger one, and those come first."""
+        peak is dropped only beside a stronger one, and those come first.
+        ``long_side``: the detector's input's longer side (by default the model's)."""
         img = _as_bgr(image)
         H, W = img.shape[:2]
         if min(H, W) < 16:
             return []
-        small, s, (gh, gw) = detector_input(img, self.long_side)
+        small, s, (gh, gw) = detector_input(img, long_side or self.long_side)
         out = self.detector(detector_blob(small, self.det_input == "centred"))[0]
         floor = min(self.heat_threshold, self.weak_heat) if self.weak_heat > 0 else self.heat_threshold
         return decode_indices(out[:, :gh, :gw], s, floor)
@@ -743,10 +744,17 @@ class Recogniser:
         if view is None:
             return self.assemble(self.read_indices(img), img.shape[1], img.shape[0], copies)
         canvas = view.warp(img)
-        return self.assemble(self.read_indices(canvas), canvas.shape[1], canvas.shape[0], copies, view)
+        # The canvas spends the picture's pixels on the table, in a larger box (the bounding box
+        # of the table's trapezoid): the detector sees it at the picture's scale, not squeezed
+        # into its usual long side, so that an index is as large to it as in the picture.
+        long_side = int(round(self.long_side * max(canvas.shape[:2]) / max(img.shape[:2])))
+        return self.assemble(self.read_indices(canvas, long_side=long_side), canvas.shape[1], canvas.shape[0],
+                             copies, view)
 
-    def read_indices(self, image: np.ndarray, stage_seconds: dict[str, float] | None = None) -> list[IndexReading]:
-        """Every index in the image, found, put right and read (stages 1 to 3).
+    def read_indices(self, image: np.ndarray, stage_seconds: dict[str, float] | None = None,
+                     long_side: int | None = None) -> list[IndexReading]:
+        """Every index in the image, found, put right and read (stages 1 to 3); ``long_side``
+        as :meth:`detect_peaks`'s.
 
         ``stage_seconds``, when given, has each stage's time added to it
         (``"detect"``, ``"refine"``, ``"read"``, ``"look_turned"``, ``"look_weak"``):
@@ -762,7 +770,7 @@ class Recogniser:
                 clock = now
 
         img = exposed(_as_bgr(image))
-        peaks = self.detect_peaks(img)
+        peaks = self.detect_peaks(img, long_side)
         indices = [ix for ix in peaks if ix.heat >= self.heat_threshold]
         done("detect")
         self.refine(img, indices)
