@@ -16,6 +16,7 @@ from cardtable.run import Table
 from test_vision_recogniser import held_out, rec  # noqa: F401 - the committed model and its held-out designs
 from vision.card_reader import RecogniserReader
 from vision.evaluation import Summary, score_image
+from vision.footage import table_geometry_for
 from vision.recogniser import Recogniser
 from vision.rectify import WORTH_TURNING, PlaneView
 from vision.sources import ListSource
@@ -74,7 +75,15 @@ def test_a_camera_straight_down_is_not_worth_turning():
     view = PlaneView(overhead.H, (W, H), region=overhead.surround)
     assert view.squeeze == pytest.approx(1.0, abs=1e-6) and not view.worth_turning
     assert not PlaneView(leaning_table(10.0).H, (W, H)).worth_turning
+    assert not PlaneView(leaning_table(20.0).H, (W, H)).worth_turning
     assert PlaneView(leaning_table(30.0).H, (W, H)).worth_turning
+    # A table measured 6% short one way, straight down: a calibration a little wrong is left alone.
+    mismeasured = TableGeometry(TABLE * 0.8 + (100, 50), (900, 506.25 * 0.94), image_size=(W, H))
+    assert 0.9 < PlaneView(mismeasured.H, (W, H), region=mismeasured.surround).squeeze < 0.95
+    assert rectify.table_view(mismeasured, (W, H)) is None
+    # The demo footage's calibration: a trapezoid over cards drawn unsqueezed (vision/footage.py).
+    demo = table_geometry_for((960, 540), 3, table_mm=(560.0, 350.0))
+    assert rectify.table_view(demo, (960, 540)) is None
 
 
 def test_a_box_on_the_canvas_comes_back_as_the_pictures_box_cut_to_the_picture():
