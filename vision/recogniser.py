@@ -23,7 +23,9 @@ their predicted card centre; a card is reported only when the reading is
 confident, otherwise it is reported as unknown with its box (a lone index
 only when it surely is one: :data:`UNKNOWN_P_INDEX`). A card appears
 once per deck, which is used only to break ties between two readings of the
-same card.
+same card.  Where the table is calibrated and the camera leans well off straight
+down, the picture is first turned to straight down (``recognise``'s ``view``,
+:mod:`vision.rectify`).
 
 Run time needs numpy and OpenCV, and takes onnxruntime where it is installed
 (vision/inference.py: without it OpenCV runs the same networks, slower); no PyTorch.
@@ -102,7 +104,8 @@ EXPOSE_TARGET, EXPOSE_MAX_GAIN = 235.0, 4.0
 #: only at this confidence or more (or the model's ``accept_threshold``, where that is higher).
 #: A turned picture is resampled, its far side stretched out of fewer pixels, and a reading
 #: there is less often right at the same confidence: at 45 degrees, bench_view's seed 8 read
-#: 13 wrong cards in 1090 at 0.75, 4 at 0.85, for 1.7 points of recall (docs/vision.md).
+#: 13 wrong cards in 1090 at 0.75, 4 at 0.85, for 1.7 points of recall (docs/vision-experiments.md,
+#: session 50).
 VIEW_ACCEPT = 0.85
 
 
