@@ -20,7 +20,7 @@ from vision.footage import table_geometry_for
 from vision.recogniser import Recogniser
 from vision.rectify import WORTH_TURNING, PlaneView
 from vision.sources import ListSource
-from vision.synth.scene import CardPlacement, SceneSpec, render_scene, seen_from
+from vision.synth.scene import Camera, CardPlacement, SceneSpec, render_scene, seen_from
 from vision.synth.view import CameraView
 from vision.table_geometry import TableGeometry
 
@@ -277,3 +277,45 @@ def test_the_detector_sees_the_turned_picture_at_the_pictures_scale(rec, monkeyp
     assert turned_shape[:2] == (view.size[1], view.size[0])
     assert turned_side / max(view.size) == pytest.approx(rec.long_side / W, abs=1 / max(view.size))   # the same scale
     assert plain_side is None                                           # the model's own
+
+
+@pytest.mark.parametrize("direction", [0.0, 215.0])
+def test_markers_seen_at_a_slant_calibrate_the_turn_that_reads_the_cards(rec, held_out, direction):
+    """The whole way from `cardtable calibrate`: four printed markers on a table filmed at 40
+    degrees, found by ArUco in the slanted picture; their calibration turns the picture, and the
+    cards, mostly clubs, are read, each on its own place on the table."""
+    from vision.markers import marker_image
+
+    lean, side = 40.0, 100             # the markers' side, on the table drawn overhead
+    camera = CameraView(W, H, lean, direction)
+    zoom = camera.zoom
+    centre = np.array([W / 2.0, H / 2.0])
+    # The table drawn overhead, as large as the leaning camera sees all four markers of.
+    rectangle = np.array([[-520.0, -270.0], [520.0, -270.0], [520.0, 270.0], [-520.0, 270.0]])
+    shrink = 1.0
+    while True:
+        spots = centre + rectangle * shrink
+        seen = camera.to_picture(spots)
+        if ((seen >= (110, 90)) & (seen <= (W - 110, H - 90))).all():
+            break
+        shrink *= 0.97
+    table = np.full((H, W, 3), (70, 110, 60), np.uint8)
+    for i, (x, y) in enumerate(spots):
+        x0, y0 = int(round(x - side / 2)), int(round(y - side / 2))
+        table[y0 - 6:y0 + side + 6, x0 - 6:x0 + side + 6] = 255                   # the paper's margin
+        table[y0:y0 + side, x0:x0 + side] = cv2.cvtColor(marker_image(i, side), cv2.COLOR_GRAY2BGR)
+    cards = ["3C", "8C", "JC", "5S"]
+    deck = held_out[1]
+    placed = {c: centre + np.array([-300.0 + 200 * k, 30.0 * (k % 2)]) / zoom for k, c in enumerate(cards)}
+    spec = SceneSpec(W, H, [CardPlacement(c, tuple(p), 15.0 * k - 20, 300 / zoom, deck)
+                            for k, (c, p) in enumerate(placed.items())], table=table,
+                     camera=Camera(lean=lean, lean_direction=direction))
+    image, ann = render_scene(spec, np.random.default_rng(5))
+    table_mm = (spots[1][0] - spots[0][0], spots[3][1] - spots[0][1])      # overhead pixels as millimetres
+    geometry = TableGeometry.from_markers(image, table_mm, seats=2)
+    reader = RecogniserReader(rec, table=geometry)
+    assert reader.view_for(image) is not None
+    readings = reader.read(image)
+    assert sorted(r.card for r in readings) == sorted(cards)
+    for r in readings:
+        assert np.linalg.norm(geometry.to_mm([r.centre])[0] + spots[0] - placed[r.card]) < 25, r
