@@ -148,7 +148,7 @@ def test_cards_seen_at_45_degrees_are_read_turned_where_the_picture_as_it_is_mis
     assert plain.tp < turned.tp and plain.fp > 0, plain.line("as it is")
 
 
-def test_the_live_reader_turns_a_slanted_calibrated_view_and_leaves_a_straight_one(rec, held_out):
+def test_the_live_reader_turns_a_slanted_calibrated_view_and_leaves_a_straight_one(rec, held_out, caplog):
     calls = []
 
     class Spy:
@@ -179,6 +179,14 @@ def test_the_live_reader_turns_a_slanted_calibrated_view_and_leaves_a_straight_o
     reader.table = TableGeometry(TABLE + 5000, (W, H), image_size=(W, H))
     reader.read(image)
     assert "view" not in calls[-1]
+    # A calibration of pictures of another shape is another camera's: read as it is, and said once.
+    reader.table = TableGeometry(leaning_table(45.0).corners_px * 0.5, (W, H), image_size=(640, 640))
+    with caplog.at_level("WARNING", logger="vision.card_reader"):
+        reader.read(image)
+        reader.read(image)
+    assert "view" not in calls[-1]
+    said = [r.getMessage() for r in caplog.records if "not turned" in r.getMessage()]
+    assert len(said) == 1 and "calibrated on 640 x 640 pictures" in said[0]
 
 
 def test_cardtable_run_turns_only_a_calibrated_table(tmp_path):

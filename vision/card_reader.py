@@ -19,12 +19,15 @@ the small :class:`CardReader` protocol, not on the recogniser's internals:
 from __future__ import annotations
 
 import hashlib
+import logging
 from dataclasses import dataclass
 from typing import Any, Iterable, Protocol
 
 import numpy as np
 
 from referee.cards import CardError, parse_card
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -92,9 +95,10 @@ class RecogniserReader:
             from vision.rectify import table_view  # noqa: PLC0415
             try:
                 view = table_view(self.table, (w, h))
-            except ValueError:      # (a picture of another shape than the calibration's)
+            except ValueError as exc:      # a picture of another shape than the calibration's
+                log.warning("pictures read as they are, not turned to straight down: %s", exc)
                 view = None
-            self._views = {key: view}
+            self._views = {key: view}      # (said once per picture size)
         return self._views[key]
 
     def read(self, image: np.ndarray) -> list[Reading]:

@@ -91,7 +91,7 @@ def main(argv: list[str]) -> int:
             errors.append(f"{name}: {exc}")
             entries.append({"file": name, "error": f"{name}: {exc}"})
             continue
-        entry = {"file": name, **(rec.recognise(img, view=view) if view is not None else rec.recognise(img)).to_dict()}
+        entry = {"file": name, **rec.recognise(img, view=view).to_dict()}
         entries.append(entry)
 
     if args.json:

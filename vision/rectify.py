@@ -71,7 +71,6 @@ class PlaneView:
         if W < 1 or Hp < 1:
             raise ValueError(f"the picture must have an area, got {W} x {Hp} pixels")
         self.picture_size = (W, Hp)
-        self.to_plane = H
         frame = np.array([[0, 0], [W, 0], [W, Hp], [0, Hp]], np.float64)
         if region is None:
             # Every corner of the picture must look at the plane from the same side.
@@ -97,8 +96,6 @@ class PlaneView:
         box = (hi - lo) * scale
         if box[0] * box[1] > MAX_CANVAS_SHARE * W * Hp:
             scale *= float(np.sqrt(MAX_CANVAS_SHARE * W * Hp / (box[0] * box[1])))
-        #: The canvas's pixels per plane unit.
-        self.scale = scale
         self.size = (max(1, int(np.ceil((hi[0] - lo[0]) * scale))), max(1, int(np.ceil((hi[1] - lo[1]) * scale))))
         place = np.array([[scale, 0, -lo[0] * scale], [0, scale, -lo[1] * scale], [0, 0, 1.0]])
         #: The homography from the picture's pixels to the canvas's.
@@ -115,7 +112,8 @@ class PlaneView:
 
     @property
     def worth_turning(self) -> bool:
-        """Whether the picture is squeezed enough somewhere (:data:`WORTH_TURNING`) to be read turned."""
+        """Whether a card in the middle of the picture is squeezed enough (:data:`WORTH_TURNING`) to be
+        read turned."""
         return self.squeeze < WORTH_TURNING
 
     def _squeeze_at(self, p: np.ndarray) -> float:
@@ -186,10 +184,9 @@ def table_view(table, size: Sequence[int]) -> PlaneView | None:
 
 
 def _apply(M: np.ndarray, pts: np.ndarray) -> np.ndarray:
-    h = np.c_[pts, np.ones(len(pts))] @ M.T
-    return h[:, :2] / h[:, 2:3]
+    """Points (N x 2) through the homography ``M`` (OpenCV's, as TableGeometry maps them)."""
+    return cv2.perspectiveTransform(np.asarray(pts, np.float64).reshape(-1, 1, 2), M).reshape(-1, 2)
 
 
 def _area(poly: np.ndarray) -> float:
-    x, y = poly[:, 0], poly[:, 1]
-    return 0.5 * abs(float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1))))
+    return abs(float(cv2.contourArea(poly.astype(np.float32))))
