@@ -115,6 +115,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--turn", action="store_true",
                     help="turn each picture to straight down before reading it (vision/rectify.py), by the "
                          "camera's own homography as a calibrated table gives it, where that is worth it")
+    ap.add_argument("--direction", type=float, default=None, metavar="DEG",
+                    help="the lean's direction for every scene (0: the top of the picture is the far side, "
+                         "as in a photograph taken by a person sitting at the table); default: drawn at "
+                         "random per scene")
     ap.add_argument("--show-errors", type=int, default=10, help="print this many wrong readings a condition")
     ap.add_argument("--list", action="store_true", help="list the conditions and stop")
     args = ap.parse_args(argv)
@@ -138,8 +142,9 @@ def main(argv: list[str] | None = None) -> int:
     if not decks:
         print("held-out deck designs are not installed: run scripts/fetch-art.sh", file=sys.stderr)
         return 2
+    leaning = "at random" if args.direction is None else f"{args.direction:g} degrees"
     print(f"model {rec.model_dir}; held-out designs: {', '.join(decks)}; accept threshold "
-          f"{rec.accept_threshold}; {args.n} scenes a condition, seed {args.seed}")
+          f"{rec.accept_threshold}; {args.n} scenes a condition, seed {args.seed}; leaning {leaning}")
 
     summaries = {n: Summary() for n in names}
     wrong: dict[str, list[str]] = {n: [] for n in names}
@@ -152,6 +157,8 @@ def main(argv: list[str] | None = None) -> int:
         spec = random_scene_spec(np.random.default_rng([args.seed, k]), decks, 1280, 720,
                                  n_cards=1 + k % 8, card_height=(130, 300))
         direction = float(np.random.default_rng([args.seed, k, 1]).uniform(0, 360))
+        if args.direction is not None:
+            direction = args.direction
         for name in names:
             seen = viewed(spec, CONDITIONS[name], direction)
             image, ann = render_scene(seen, np.random.default_rng([args.seed, k, 2]))

@@ -17,6 +17,7 @@ from test_vision_recogniser import held_out, rec  # noqa: F401 - the committed m
 from vision.card_reader import RecogniserReader
 from vision.evaluation import Summary, score_image
 from vision.footage import table_geometry_for
+from vision.index_geometry import card_outline
 from vision.recogniser import Recogniser
 from vision.rectify import WORTH_TURNING, PlaneView
 from vision.sources import ListSource
@@ -94,6 +95,44 @@ def test_a_box_on_the_canvas_comes_back_as_the_pictures_box_cut_to_the_picture()
                            [-50, view.size[1] + 50]], np.float64)
     assert view.box_in_picture(everything) == (0, 0, W, H)
 
+
+def test_a_card_cut_by_the_canvas_edge_keeps_its_own_box():
+    # A picture turned by a level camera's lean has the canvas's top edge running along the
+    # picture's own top edge (1e-13 px apart): OpenCV's intersectConvexConvex took such a
+    # card for one holding the whole picture, and boxed it as the whole picture.
+    f = (W / 2) / np.tan(np.radians(33.0))                    # a lens of 66 degrees across
+    K = np.array([[f, 0, (W - 1) / 2], [0, f, (H - 1) / 2], [0, 0, 1.0]])
+    c, s = np.cos(np.radians(20.0)), np.sin(np.radians(20.0))
+    level = K @ np.array([[1, 0, 0], [0, c, -s], [0, s, c]]) @ np.linalg.inv(K)    # the camera turned in place
+    view = PlaneView(level, (W, H))
+    canvas_top = view.to_canvas(np.array([[0.0, 0.0], [W, 0.0]]))[:, 1]
+    assert np.abs(canvas_top).max() < 1e-6
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        h = rng.uniform(60, 200)
+        centre = (rng.uniform(0.1, 0.9) * view.size[0], rng.uniform(-0.3, 0.3) * h)
+        outline = card_outline(centre, rng.uniform(0, 360), h, *view.size)     # as the recogniser cuts it
+        x1, y1, x2, y2 = view.box_in_picture(outline)
+        back = view.to_picture(outline.astype(np.float64))
+        assert x2 - x1 <= np.ptp(back[:, 0]) + 2 and y2 - y1 <= np.ptp(back[:, 1]) + 2
+
+
+def test_clipping_one_convex_polygon_by_another_agrees_with_their_areas():
+    rng = np.random.default_rng(11)
+    frame = np.array([[0, 0], [100, 0], [100, 80], [0, 80]], np.float64)
+    for _ in range(300):
+        c = rng.uniform(-30, 130, 2)
+        quad = cv2.boxPoints(((c[0], c[1]), tuple(rng.uniform(5, 60, 2)), rng.uniform(0, 180))).astype(np.float64)
+        for a, b in ((quad, frame), (frame, quad), (quad[::-1], frame)):
+            inside = rectify.clip_convex(a, b)
+            area = abs(cv2.contourArea(inside.astype(np.float32))) if len(inside) >= 3 else 0.0
+            expected, _ = cv2.intersectConvexConvex(a.astype(np.float32), b.astype(np.float32))
+            assert area == pytest.approx(expected, abs=0.05)
+    # the case that OpenCV got wrong: an edge a hair's breadth outside the other's
+    outline = np.array([[1365.1, 0.0], [1385.5, 62.1], [1253.3, 105.4], [1222.9, 12.9], [1262.2, 0.0]])
+    seen = np.array([[0.0, -7e-14], [1405.9, -7e-14], [1240.8, 742.7], [164.8, 742.7]])
+    assert abs(cv2.contourArea(rectify.clip_convex(outline, seen).astype(np.float32))) == pytest.approx(
+        abs(cv2.contourArea(outline.astype(np.float32))), rel=1e-6)
 
 def test_the_turn_refuses_what_it_cannot_do():
     good = leaning_table(45.0).H

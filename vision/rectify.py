@@ -83,10 +83,10 @@ class PlaneView:
             if not (np.isfinite([x1, y1, x2, y2]).all() and x2 > x1 and y2 > y1):
                 raise ValueError(f"the region must be x1, y1, x2, y2 with x2 > x1 and y2 > y1, got {list(region)}")
             quad = _apply(np.linalg.inv(H), np.array([[x1, y1], [x2, y1], [x2, y2], [x1, y2]]))
-            area, inside = cv2.intersectConvexConvex(frame.astype(np.float32), quad.astype(np.float32))
-            if inside is None or area < 1.0:
+            inside = clip_convex(quad, frame)
+            if len(inside) < 3 or _area(inside) < 1.0:
                 raise ValueError(f"the region {list(region)} lies outside the picture")
-            seen = inside.reshape(-1, 2).astype(np.float64)
+            seen = inside
         #: The part of the picture that is turned (a convex polygon, picture pixels).
         self.seen = seen
         on_plane = _apply(H, seen)
@@ -101,7 +101,7 @@ class PlaneView:
         #: The homography from the picture's pixels to the canvas's.
         self.homography = place @ H
         self._inverse = np.linalg.inv(self.homography)
-        self._seen_on_canvas = _apply(self.homography, seen).astype(np.float32)
+        self._seen_on_canvas = _apply(self.homography, seen)
         #: How squeezed a card lies in the middle of the turned part of the picture: the picture's
         #: shorter stretch of a small square of the plane over its longer one (1: not at all;
         #: the cosine of the lean off straight down).  Off the middle it varies: a lean's far
@@ -147,18 +147,18 @@ class PlaneView:
 
     def shows(self, pts: np.ndarray) -> np.ndarray:
         """Whether each canvas point (N x 2) is one the picture shows (a boolean per point)."""
-        poly = self._seen_on_canvas.reshape(-1, 1, 2)
+        poly = self._seen_on_canvas.astype(np.float32).reshape(-1, 1, 2)
         return np.array([cv2.pointPolygonTest(poly, (float(x), float(y)), False) >= 0
                          for x, y in np.asarray(pts, np.float64).reshape(-1, 2)], bool)
 
     def box_in_picture(self, outline: np.ndarray) -> tuple[int, int, int, int]:
         """The picture's box (x1, y1, x2, y2) around a convex outline drawn on the canvas (N x 2),
         cut to the part that the picture shows."""
-        pts = np.asarray(outline, np.float32).reshape(-1, 2)
-        area, inside = cv2.intersectConvexConvex(pts, self._seen_on_canvas)
-        if area > 1.0 and inside is not None:
-            pts = inside.reshape(-1, 2)
-        return outline_box(self.to_picture(pts.astype(np.float64)), *self.picture_size)
+        pts = np.asarray(outline, np.float64).reshape(-1, 2)
+        inside = clip_convex(pts, self._seen_on_canvas)
+        if len(inside) >= 3 and _area(inside) > 1.0:
+            pts = inside
+        return outline_box(self.to_picture(pts), *self.picture_size)
 
 
 def table_view(table, size: Sequence[int]) -> PlaneView | None:
@@ -181,6 +181,45 @@ def table_view(table, size: Sequence[int]) -> PlaneView | None:
     except ValueError:
         return None
     return view if view.worth_turning else None
+
+
+def clip_convex(subject: np.ndarray, clip: np.ndarray) -> np.ndarray:
+    """The part of the convex polygon ``subject`` (N x 2) inside the convex polygon ``clip``
+    (either way round): a polygon of 0 or more corners (Sutherland and Hodgman's clipping).
+
+    OpenCV's ``intersectConvexConvex`` is not used here: where an edge of one polygon runs
+    along an edge of the other a hair's breadth outside it (a card cut by the canvas's top
+    edge, along which the turned picture's own top edge runs 1e-13 px higher), it returned
+    the whole of the larger polygon as the intersection, and a card's box became the
+    whole picture.
+
+    >>> square = np.array([[0, 0], [10, 0], [10, 10], [0, 10]], float)
+    >>> sorted(clip_convex(square + 5, square).tolist())
+    [[5.0, 5.0], [5.0, 10.0], [10.0, 5.0], [10.0, 10.0]]
+    >>> len(clip_convex(square + 20, square))
+    0
+    """
+    out = np.asarray(subject, np.float64).reshape(-1, 2)
+    c = np.asarray(clip, np.float64).reshape(-1, 2)
+    x, y = c[:, 0], c[:, 1]
+    turn = 1.0 if float(np.dot(x, np.roll(y, -1)) - np.dot(np.roll(x, -1), y)) >= 0 else -1.0
+    for a, b in zip(c, np.roll(c, -1, axis=0)):
+        if len(out) == 0:
+            break
+        edge = b - a
+        # > 0 inside (on the clip polygon's side of this edge), 0 on it
+        side = turn * (edge[0] * (out[:, 1] - a[1]) - edge[1] * (out[:, 0] - a[0]))
+        kept = []
+        for k in range(len(out)):
+            p, q, sp, sq = out[k - 1], out[k], side[k - 1], side[k]
+            if sq >= 0:
+                if sp < 0:
+                    kept.append(p + (q - p) * (sp / (sp - sq)))
+                kept.append(q)
+            elif sp >= 0:
+                kept.append(p + (q - p) * (sp / (sp - sq)))
+        out = np.array(kept, np.float64).reshape(-1, 2)
+    return out
 
 
 def _apply(M: np.ndarray, pts: np.ndarray) -> np.ndarray:
