@@ -115,6 +115,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--turn", action="store_true",
                     help="turn each picture to straight down before reading it (vision/rectify.py), by the "
                          "camera's own homography as a calibrated table gives it, where that is worth it")
+    ap.add_argument("--level", action="store_true",
+                    help="read each picture as a level camera's of unknown lean (Recogniser.recognise_level: as "
+                         "it is and turned at a few leans, the reading with the most cards), as cardtable "
+                         "recognise reads a photograph without a calibration")
     ap.add_argument("--direction", type=float, default=None, metavar="DEG",
                     help="the lean's direction for every scene (0: the top of the picture is the far side, "
                          "as in a photograph taken by a person sitting at the table); default: drawn at "
@@ -132,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"unknown condition {', '.join(unknown) or '(none given)'}: choose from {', '.join(CONDITIONS)}")
     if args.n < 1:
         ap.error("--n must be at least 1")
+    if args.level and args.turn:
+        ap.error("--level and --turn are two ways of reading a slanted picture: choose one")
     if args.threshold is not None and not 0 < args.threshold <= 1:
         ap.error("--threshold must lie in (0, 1]")
 
@@ -143,8 +149,9 @@ def main(argv: list[str] | None = None) -> int:
         print("held-out deck designs are not installed: run scripts/fetch-art.sh", file=sys.stderr)
         return 2
     leaning = "at random" if args.direction is None else f"{args.direction:g} degrees"
+    how = "; read as a level camera's of unknown lean" if args.level else ""
     print(f"model {rec.model_dir}; held-out designs: {', '.join(decks)}; accept threshold "
-          f"{rec.accept_threshold}; {args.n} scenes a condition, seed {args.seed}; leaning {leaning}")
+          f"{rec.accept_threshold}; {args.n} scenes a condition, seed {args.seed}; leaning {leaning}{how}")
 
     summaries = {n: Summary() for n in names}
     wrong: dict[str, list[str]] = {n: [] for n in names}
@@ -165,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
             view = calibrated_view(seen) if args.turn else None
             turned[name] += view is not None
             start = time.perf_counter()
-            found = rec.recognise(image, view=view)
+            found = rec.recognise_level(image) if args.level else rec.recognise(image, view=view)
             seconds[name].append(time.perf_counter() - start)
             score = score_image(found, ann)
             summaries[name].add(score)

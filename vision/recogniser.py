@@ -48,7 +48,7 @@ from vision.index_geometry import (CARD_ASPECT, DET_LONG_SIDE, DET_STRIDE, H_REF
                                    PATCH_H, PATCH_W, RANKS, REFINE_ANGLE_UNIT, REFINE_PATCH_H, REFINE_PATCH_W,
                                    REFINE_WINDOW_H, REFINE_WINDOW_W, SUITS, apply_refinement, card_outline, crop_index,
                                    crop_views, glyph_axes, outline_box, standardise_crops)
-from vision.rectify import PlaneView
+from vision.rectify import LEVEL_FOV, PlaneView, level_view
 
 MODEL_DIR = Path(__file__).resolve().parent / "models"
 CARD_NAMES = [r + s for r in RANKS for s in SUITS]  # rank-major, matches the outer product below
@@ -107,6 +107,9 @@ EXPOSE_TARGET, EXPOSE_MAX_GAIN = 235.0, 4.0
 #: 13 wrong cards in 1090 at 0.75, 4 at 0.85, for 1.7 points of recall (docs/vision-experiments.md,
 #: session 50).
 VIEW_ACCEPT = 0.85
+#: The leans a picture from a level camera of unknown lean is tried at, turned to straight
+#: down (:meth:`Recogniser.recognise_level`), besides as it is.
+LEVEL_LEANS = (20.0, 30.0, 40.0, 50.0)
 
 
 @dataclass(frozen=True)
@@ -478,6 +481,8 @@ class Recogniser:
         self.screen_clear = number("screen_clear", 0.0)
         if not 0.0 <= self.screen_clear <= 1.0:
             raise ModelError(f"screen_clear in {meta_path} must be from 0 (off) to 1, got {self.screen_clear}")
+        # recognise_level's turns, by picture size, lean and lens: made once each
+        self._level_views: dict[tuple, PlaneView] = {}
 
     def _model_file(self, name: str) -> Path:
         path = self.model_dir / name
@@ -753,6 +758,32 @@ class Recogniser:
         long_side = int(round(self.long_side * max(canvas.shape[:2]) / max(img.shape[:2])))
         return self.assemble(self.read_indices(canvas, long_side=long_side), canvas.shape[1], canvas.shape[0],
                              copies, view)
+
+    def recognise_level(self, image: np.ndarray, copies: int = 1, leans: tuple[float, ...] = LEVEL_LEANS,
+                        fov: float = LEVEL_FOV) -> Recognition:
+        """:meth:`recognise` for a picture from a level camera whose lean nobody measured: a
+        photograph taken by someone at the table, a webcam on a shelf (the table's far side at
+        the top of the picture; :func:`vision.rectify.level_view`).
+
+        The picture is read as it is and, where that leaves a card unread, turned to straight
+        down as a camera leaning each of ``leans`` degrees would need (through a lens ``fov``
+        degrees across); the reading that names the most cards is returned, the picture as it
+        is on a tie.  A turn that does not fit the camera squeezes the cards the other way and
+        reads fewer of them.  Up to ``1 + len(leans)`` readings' time.
+        """
+        img = _as_bgr(image)
+        best = self.recognise(img, copies)
+        if not best.unknown:
+            return best
+        size = (img.shape[1], img.shape[0])
+        for lean in leans:
+            key = (size, float(lean), float(fov))
+            if key not in self._level_views:
+                self._level_views[key] = level_view(size, lean, fov)
+            found = self.recognise(img, copies, self._level_views[key])
+            if len(found.cards) > len(best.cards):
+                best = found
+        return best
 
     def read_indices(self, image: np.ndarray, stage_seconds: dict[str, float] | None = None,
                      long_side: int | None = None) -> list[IndexReading]:

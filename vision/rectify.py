@@ -39,6 +39,10 @@ from vision.index_geometry import outline_box
 #: never quite right: a table measured 5% off in one direction, or the demo footage's
 #: trapezoid drawn over cards that are not squeezed (squeeze 0.94), must not be turned.
 WORTH_TURNING = 0.9
+#: The lens a picture's camera is taken to have where nothing says otherwise
+#: (:func:`level_view`): 66 degrees across the picture's width, the Pi Camera Module 3's
+#: standard lens and about a phone's main camera.
+LEVEL_FOV = 66.0
 #: The turned picture holds at most this many times the picture's pixels (its bounding
 #: box around a trapezoid of the table is larger than the trapezoid).
 MAX_CANVAS_SHARE = 4.0
@@ -220,6 +224,41 @@ def clip_convex(subject: np.ndarray, clip: np.ndarray) -> np.ndarray:
                 kept.append(p + (q - p) * (sp / (sp - sq)))
         out = np.array(kept, np.float64).reshape(-1, 2)
     return out
+
+
+def level_view(size: Sequence[int], lean: float, fov: float = LEVEL_FOV) -> PlaneView:
+    """The turn to straight down of a picture (``size`` = width, height) taken by a *level*
+    camera that leans ``lean`` degrees off straight down through a lens ``fov`` degrees across.
+
+    Level: the camera is not rolled, so the table's far side is at the top of the picture,
+    as in a photograph taken by someone at the table, or from a webcam standing on a shelf.
+    Such a camera turned in place to look straight down would take the canvas: the
+    homography ``K R K^-1`` (``K`` the lens, ``R`` the turn about the picture's horizontal
+    axis), whatever the table's distance.  Only the lean and the lens are guessed; the
+    recogniser tries a few leans (:meth:`vision.recogniser.Recogniser.recognise_level`).
+
+    >>> view = level_view((1280, 720), 40.0)
+    >>> round(view.squeeze, 2)                # a card in the middle, squeezed to cos 40
+    0.77
+    >>> top, bottom = view.to_canvas(np.array([[640.0, 0.0], [640.0, 719.0]]))
+    >>> near = view.to_canvas(np.array([[600.0, 719.0], [680.0, 719.0]]))
+    >>> far = view.to_canvas(np.array([[600.0, 0.0], [680.0, 0.0]]))
+    >>> bool(np.ptp(far[:, 0]) > np.ptp(near[:, 0]))    # the far side is drawn larger again
+    True
+
+    Raises ``ValueError`` for a lean outside 0 to 80 degrees or a lens outside 10 to 150
+    degrees, or a lean at which the picture's top edge looks past the horizon.
+    """
+    w, h = (int(v) for v in size)
+    if not 0.0 <= lean <= 80.0:
+        raise ValueError(f"a lean of {lean} degrees is out of range 0..80")
+    if not 10.0 <= fov <= 150.0:
+        raise ValueError(f"a lens of {fov} degrees across is out of range 10..150")
+    f = (w / 2.0) / np.tan(np.radians(fov) / 2.0)
+    K = np.array([[f, 0.0, (w - 1) / 2.0], [0.0, f, (h - 1) / 2.0], [0.0, 0.0, 1.0]])
+    c, s = np.cos(np.radians(lean)), np.sin(np.radians(lean))
+    turn = np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
+    return PlaneView(K @ turn @ np.linalg.inv(K), (w, h))
 
 
 def _apply(M: np.ndarray, pts: np.ndarray) -> np.ndarray:
