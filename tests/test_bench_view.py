@@ -36,6 +36,20 @@ def test_view_benchmark_turns_only_the_slanted_views_with_turn(bench, capsys):
     assert view.squeeze == pytest.approx(np.cos(np.radians(45)), abs=0.02)
 
 
+def test_view_benchmark_reads_as_a_level_camera_and_fixes_the_direction(bench, capsys, monkeypatch):
+    read_level = []
+    original = bench.Recogniser.recognise_level
+    monkeypatch.setattr(bench.Recogniser, "recognise_level",
+                        lambda self, image, *a, **kw: read_level.append(image.shape) or original(self, image, *a, **kw))
+    directions = []
+    original_viewed = bench.viewed
+    monkeypatch.setattr(bench, "viewed", lambda spec, c, d: directions.append(d) or original_viewed(spec, c, d))
+    assert bench.main(["--n", "2", "--seed", "3", "--conditions", "lean-30", "--level", "--direction", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "leaning 0 degrees; read as a level camera's of unknown lean" in out
+    assert read_level == [(720, 1280, 3)] * 2 and directions == [0.0, 0.0]
+
+
 def test_a_condition_changes_the_view_and_keeps_the_cards(bench):
     spec = random_scene_spec(np.random.default_rng(3), ["younestouati"], 1280, 720, n_cards=4)
     same = bench.viewed(spec, bench.CONDITIONS["overhead"], 30.0)
@@ -59,7 +73,7 @@ def test_view_benchmark_lists_its_conditions_and_refuses_unknown_ones(bench, cap
     assert listed == list(bench.CONDITIONS)
     for bad, why in ((["--conditions", "overhead,sideways"], "unknown condition sideways"),
                      (["--conditions", ","], "unknown condition (none given)"), (["--n", "0"], "at least 1"),
-                     (["--threshold", "1.5"], "(0, 1]")):
+                     (["--threshold", "1.5"], "(0, 1]"), (["--level", "--turn"], "choose one")):
         with pytest.raises(SystemExit) as stop:
             bench.main(bad)
         assert stop.value.code == 2

@@ -9,10 +9,18 @@ Without it, a readable listing.  A file that is missing or is not an image is
 reported on stderr (with an "error" entry in the JSON) after the others have
 been read, and the exit status is then 2.
 
-``--config FILE`` takes the table's calibration from a configuration file
-(``[geometry]``, as ``cardtable calibrate --write`` leaves it): pictures from a
-camera that leans off straight down are read turned to straight down
-(``vision/rectify.py``), as ``cardtable run`` reads them.
+How a picture is read depends on what is known of the camera:
+
+* nothing (the default): a photograph from a level camera (the table's far side
+  at the top) of unknown lean, read as it is and, where that leaves a card
+  unread, also turned to straight down at a few leans; the reading that names
+  the most cards is kept (``Recogniser.recognise_level``).  Up to five readings'
+  time on a slanted photo, one on a clear overhead one;
+* ``--overhead``: the camera looked straight down; read as it is, once;
+* ``--config FILE``: the table's calibration from a configuration file
+  (``[geometry]``, as ``cardtable calibrate --write`` leaves it): pictures from a
+  camera that leans off straight down are read turned to straight down
+  (``vision/rectify.py``), as ``cardtable run`` reads them.
 """
 
 from __future__ import annotations
@@ -54,7 +62,12 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--config", metavar="FILE", default=None,
                     help="a configuration file whose [geometry] calibration says how the camera looks at the "
                          "table: a slanted view is read turned to straight down, as cardtable run reads it")
+    ap.add_argument("--overhead", action="store_true",
+                    help="the camera looked straight down: read each picture as it is, once (without it, a "
+                         "slanted photograph is also read turned at a few leans)")
     args = ap.parse_args(argv)
+    if args.overhead and args.config is not None:
+        ap.error("--overhead and --config both say how the camera looks at the table: give one")
     table = None
     if args.config is not None:
         from cardtable.config import ConfigError, load_config
@@ -91,7 +104,11 @@ def main(argv: list[str]) -> int:
             errors.append(f"{name}: {exc}")
             entries.append({"file": name, "error": f"{name}: {exc}"})
             continue
-        entry = {"file": name, **rec.recognise(img, view=view).to_dict()}
+        if table is not None or args.overhead:
+            found = rec.recognise(img, view=view)
+        else:
+            found = rec.recognise_level(img)
+        entry = {"file": name, **found.to_dict()}
         entries.append(entry)
 
     if args.json:
