@@ -110,6 +110,13 @@ VIEW_ACCEPT = 0.85
 #: The leans a picture from a level camera of unknown lean is tried at, turned to straight
 #: down (:meth:`Recogniser.recognise_level`), besides as it is.
 LEVEL_LEANS = (20.0, 30.0, 40.0, 50.0)
+#: ... and a turn's reading is kept only where the indices read surely (:data:`SURE_SIZE`; at
+#: least three) spread in size (the variance of their log heights) at most this many times as
+#: much as in the picture as it is.  Two overhead pictures of bench_view's seed 8 that a turn
+#: read a card more and a wrong one spread 6 and 3.5 times as much (session 51).
+LEVEL_SIZE_SPREAD = 1.5
+#: An index is read surely, for its size to count, at this p_index and card probability or more.
+SURE_SIZE = 0.9
 
 
 @dataclass(frozen=True)
@@ -169,6 +176,14 @@ class IndexReading:
 
 class ModelError(RuntimeError):
     """The model files are missing or unusable."""
+
+
+def _size_spread(indices: list[IndexReading]) -> float | None:
+    """The variance of the log heights of the indices read surely (:data:`SURE_SIZE`), or None
+    for fewer than three."""
+    sizes = [math.log(ix.height) for ix in indices
+             if ix.probs is not None and ix.p_index >= SURE_SIZE and ix.best[1] >= SURE_SIZE and ix.height > 0]
+    return float(np.var(sizes)) if len(sizes) >= 3 else None
 
 
 def _as_bgr(image: np.ndarray) -> np.ndarray:
@@ -748,16 +763,20 @@ class Recogniser:
         """
         if copies < 1:
             raise ValueError(f"copies must be at least 1, got {copies}")
-        img = _as_bgr(image)
+        return self._read(_as_bgr(image), copies, view)[1]
+
+    def _read(self, img: np.ndarray, copies: int, view: PlaneView | None) -> tuple[list[IndexReading], Recognition]:
+        """:meth:`recognise`'s work: the indices read (on the canvas, where turned) and the cards."""
         if view is None:
-            return self.assemble(self.read_indices(img), img.shape[1], img.shape[0], copies)
+            indices = self.read_indices(img)
+            return indices, self.assemble(indices, img.shape[1], img.shape[0], copies)
         canvas = view.warp(img)
         # The canvas spends the picture's pixels on the table, in a larger box (the bounding box
         # of the table's trapezoid): the detector sees it at the picture's scale, not squeezed
         # into its usual long side, so that an index is as large to it as in the picture.
         long_side = int(round(self.long_side * max(canvas.shape[:2]) / max(img.shape[:2])))
-        return self.assemble(self.read_indices(canvas, long_side=long_side), canvas.shape[1], canvas.shape[0],
-                             copies, view)
+        indices = self.read_indices(canvas, long_side=long_side)
+        return indices, self.assemble(indices, canvas.shape[1], canvas.shape[0], copies, view)
 
     def recognise_level(self, image: np.ndarray, copies: int = 1, leans: tuple[float, ...] = LEVEL_LEANS,
                         fov: float = LEVEL_FOV) -> Recognition:
@@ -765,24 +784,33 @@ class Recogniser:
         photograph taken by someone at the table, a webcam on a shelf (the table's far side at
         the top of the picture; :func:`vision.rectify.level_view`).
 
-        The picture is read as it is and, where that leaves a card unread, turned to straight
-        down as a camera leaning each of ``leans`` degrees would need (through a lens ``fov``
-        degrees across); the reading that names the most cards is returned, the picture as it
-        is on a tie.  A turn that does not fit the camera squeezes the cards the other way and
-        reads fewer of them.  Up to ``1 + len(leans)`` readings' time.
+        The picture is read as it is and, where that leaves a card unread (an unknown box),
+        turned to straight down as a camera leaning each of ``leans`` degrees would need
+        (through a lens ``fov`` degrees across).  A turn's reading replaces the best so far when
+        it names more cards, unless the indices read surely lie further from one size than in
+        the picture as it is (:data:`LEVEL_SIZE_SPREAD`): on the right turn a deck's indices
+        are all one size, and a turn that does not fit the camera spreads them, squeezing the
+        cards the other way.  Up to ``1 + len(leans)`` readings' time.
         """
+        if copies < 1:
+            raise ValueError(f"copies must be at least 1, got {copies}")
         img = _as_bgr(image)
-        best = self.recognise(img, copies)
+        indices, best = self._read(img, copies, None)
         if not best.unknown:
             return best
+        as_is = _size_spread(indices)
         size = (img.shape[1], img.shape[0])
         for lean in leans:
             key = (size, float(lean), float(fov))
             if key not in self._level_views:
                 self._level_views[key] = level_view(size, lean, fov)
-            found = self.recognise(img, copies, self._level_views[key])
-            if len(found.cards) > len(best.cards):
-                best = found
+            indices, found = self._read(img, copies, self._level_views[key])
+            if len(found.cards) <= len(best.cards):
+                continue
+            spread = _size_spread(indices)
+            if as_is is not None and spread is not None and spread > LEVEL_SIZE_SPREAD * as_is:
+                continue
+            best = found
         return best
 
     def read_indices(self, image: np.ndarray, stage_seconds: dict[str, float] | None = None,
