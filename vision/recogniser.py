@@ -25,7 +25,8 @@ only when it surely is one: :data:`UNKNOWN_P_INDEX`). A card appears
 once per deck, which is used only to break ties between two readings of the
 same card.  Where the table is calibrated and the camera leans well off straight
 down, the picture is first turned to straight down (``recognise``'s ``view``,
-:mod:`vision.rectify`).
+:mod:`vision.rectify`); a photograph from a level camera of unknown lean is also read
+turned at a few leans (:meth:`Recogniser.recognise_level`).
 
 Run time needs numpy and OpenCV, and takes onnxruntime where it is installed
 (vision/inference.py: without it OpenCV runs the same networks, slower); no PyTorch.

@@ -9,7 +9,11 @@ cards (``bench/bench_view.py``).  Where the table is calibrated
 table's millimetres), the picture can be turned to straight down before it is
 read: warped by that homography into the picture an overhead camera would
 take, at about the same number of pixels over the table, and every card found
-there is mapped back into the picture.
+there is mapped back into the picture.  Where nothing is calibrated, a photograph's
+camera is most often level (the far side at the top of the picture), and the turn of
+such a camera leaning a given number of degrees is known but for its lens
+(:func:`level_view`); the recogniser tries a few leans
+(:meth:`vision.recogniser.Recogniser.recognise_level`).
 
 A :class:`PlaneView` is that turn for one picture size:
 
