@@ -24,6 +24,7 @@ def test_view_benchmark_prints_a_line_per_condition(bench, capsys):
         assert row[row.index("cards") + 1] == "3"  # 1 and 2 cards, all readable seen either way
     assert rows["overhead"][rows["overhead"].index("recall") + 1] == "100.00%"
     assert all(row[row.index("ms") - 1].isdigit() for row in rows.values())   # the median time an image
+    assert all(row[row.index("tenth") + 2].rstrip(")").isdigit() for row in rows.values())   # and the slowest tenth
 
 
 def test_view_benchmark_turns_only_the_slanted_views_with_turn(bench, capsys):
