@@ -119,8 +119,9 @@ def main(argv: list[str] | None = None) -> int:
                          "camera's own homography as a calibrated table gives it, where that is worth it")
     ap.add_argument("--level", action="store_true",
                     help="read each picture as a level camera's of unknown lean (Recogniser.recognise_level: as "
-                         "it is and turned at a few leans, the reading with the most cards), as cardtable "
-                         "recognise reads a photograph without a calibration")
+                         "it is and, where that leaves an unknown box, turned at a few leans, the reading with "
+                         "the most cards unless its indices' sizes spread more), as cardtable recognise reads a "
+                         "photograph without a calibration")
     ap.add_argument("--direction", type=float, default=None, metavar="DEG",
                     help="the lean's direction for every scene (0: the top of the picture is the far side, "
                          "as in a photograph taken by a person sitting at the table); default: drawn at "
@@ -138,6 +139,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"unknown condition {', '.join(unknown) or '(none given)'}: choose from {', '.join(CONDITIONS)}")
     if args.n < 1:
         ap.error("--n must be at least 1")
+    if args.direction is not None and not np.isfinite(args.direction):
+        ap.error("--direction must be a number of degrees")
     if args.level and args.turn:
         ap.error("--level and --turn are two ways of reading a slanted picture: choose one")
     if args.threshold is not None and not 0 < args.threshold <= 1:

@@ -74,7 +74,8 @@ def test_view_benchmark_lists_its_conditions_and_refuses_unknown_ones(bench, cap
     assert listed == list(bench.CONDITIONS)
     for bad, why in ((["--conditions", "overhead,sideways"], "unknown condition sideways"),
                      (["--conditions", ","], "unknown condition (none given)"), (["--n", "0"], "at least 1"),
-                     (["--threshold", "1.5"], "(0, 1]"), (["--level", "--turn"], "choose one")):
+                     (["--threshold", "1.5"], "(0, 1]"), (["--level", "--turn"], "choose one"),
+                     (["--direction", "nan"], "number of degrees")):
         with pytest.raises(SystemExit) as stop:
             bench.main(bad)
         assert stop.value.code == 2

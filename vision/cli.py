@@ -12,10 +12,11 @@ been read, and the exit status is then 2.
 How a picture is read depends on what is known of the camera:
 
 * nothing (the default): a photograph from a level camera (the table's far side
-  at the top) of unknown lean, read as it is and, where that leaves a card
-  unread, also turned to straight down at a few leans; the reading that names
-  the most cards is kept (``Recogniser.recognise_level``).  Up to five readings'
-  time on a slanted photo, one on a clear overhead one;
+  at the top) of unknown lean, read as it is and, where that leaves an unknown
+  box, also turned to straight down at a few leans; the reading that names the
+  most cards is kept, unless its indices' sizes spread more than the picture's
+  (``Recogniser.recognise_level``).  Up to five readings' time on a slanted
+  photo, one on a clear one;
 * ``--overhead``: the camera looked straight down; read as it is, once;
 * ``--config FILE``: the table's calibration from a configuration file
   (``[geometry]``, as ``cardtable calibrate --write`` leaves it): pictures from a
@@ -64,7 +65,7 @@ def main(argv: list[str]) -> int:
                          "table: a slanted view is read turned to straight down, as cardtable run reads it")
     ap.add_argument("--overhead", action="store_true",
                     help="the camera looked straight down: read each picture as it is, once (without it, a "
-                         "slanted photograph is also read turned at a few leans)")
+                         "photograph that leaves a card unread is also read turned at a few leans)")
     args = ap.parse_args(argv)
     if args.overhead and args.config is not None:
         ap.error("--overhead and --config both say how the camera looks at the table: give one")

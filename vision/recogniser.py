@@ -111,10 +111,12 @@ VIEW_ACCEPT = 0.85
 #: The leans a picture from a level camera of unknown lean is tried at, turned to straight
 #: down (:meth:`Recogniser.recognise_level`), besides as it is.
 LEVEL_LEANS = (20.0, 30.0, 40.0, 50.0)
-#: ... and a turn's reading is kept only where the indices read surely (:data:`SURE_SIZE`; at
-#: least three) spread in size (the variance of their log heights) at most this many times as
-#: much as in the picture as it is.  Two overhead pictures of bench_view's seed 8 that a turn
-#: read a card more and a wrong one spread 6 and 3.5 times as much (session 51).
+#: A turn's reading in :meth:`Recogniser.recognise_level` is kept only where the indices read
+#: surely (:data:`SURE_SIZE`) spread in size (the variance of their log heights) at most this
+#: many times as much as in the picture as it is; where either reading has fewer than three
+#: such indices, there is nothing to compare and the turn is not held back.  Two overhead
+#: pictures of bench_view's seed 8 that a turn read with a card more, a wrong one, spread 6
+#: and 3.5 times as much (session 51).
 LEVEL_SIZE_SPREAD = 1.5
 #: An index is read surely, for its size to count, at this p_index and card probability or more.
 SURE_SIZE = 0.9
@@ -497,8 +499,9 @@ class Recogniser:
         self.screen_clear = number("screen_clear", 0.0)
         if not 0.0 <= self.screen_clear <= 1.0:
             raise ModelError(f"screen_clear in {meta_path} must be from 0 (off) to 1, got {self.screen_clear}")
-        # recognise_level's turns, by picture size, lean and lens: made once each
-        self._level_views: dict[tuple, PlaneView] = {}
+        # recognise_level's turns, by picture size, lean and lens (None: past the horizon): made
+        # once each; a handful per camera, but one per size for pictures of many sizes
+        self._level_views: dict[tuple, PlaneView | None] = {}
 
     def _model_file(self, name: str) -> Path:
         path = self.model_dir / name
@@ -789,9 +792,11 @@ class Recogniser:
         turned to straight down as a camera leaning each of ``leans`` degrees would need
         (through a lens ``fov`` degrees across).  A turn's reading replaces the best so far when
         it names more cards, unless the indices read surely lie further from one size than in
-        the picture as it is (:data:`LEVEL_SIZE_SPREAD`): on the right turn a deck's indices
-        are all one size, and a turn that does not fit the camera spreads them, squeezing the
-        cards the other way.  Up to ``1 + len(leans)`` readings' time.
+        the picture as it is (:data:`LEVEL_SIZE_SPREAD`; not compared where either has fewer
+        than three): on the right turn a deck's indices are all one size, and a turn that does
+        not fit the camera spreads them, squeezing the cards the other way.  A lean at which
+        the picture's top would look past the horizon (a steep lean of a tall portrait
+        picture) is not tried.  Up to ``1 + len(leans)`` readings' time.
         """
         if copies < 1:
             raise ValueError(f"copies must be at least 1, got {copies}")
@@ -804,7 +809,12 @@ class Recogniser:
         for lean in leans:
             key = (size, float(lean), float(fov))
             if key not in self._level_views:
-                self._level_views[key] = level_view(size, lean, fov)
+                try:
+                    self._level_views[key] = level_view(size, lean, fov)
+                except ValueError:              # the horizon in the picture: no camera leans so
+                    self._level_views[key] = None
+            if self._level_views[key] is None:
+                continue
             indices, found = self._read(img, copies, self._level_views[key])
             if len(found.cards) <= len(best.cards):
                 continue

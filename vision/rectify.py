@@ -193,7 +193,8 @@ def table_view(table, size: Sequence[int]) -> PlaneView | None:
 
 def clip_convex(subject: np.ndarray, clip: np.ndarray) -> np.ndarray:
     """The part of the convex polygon ``subject`` (N x 2) inside the convex polygon ``clip``
-    (either way round): a polygon of 0 or more corners (Sutherland and Hodgman's clipping).
+    (its corners either way round; an area of 0 holds nothing): a polygon of 0 or more corners,
+    where polygons that only touch give a polygon of no area (Sutherland and Hodgman's clipping).
 
     OpenCV's ``intersectConvexConvex`` is not used here: where an edge of one polygon runs
     along an edge of the other a hair's breadth outside it (a card cut by the canvas's top
@@ -210,13 +211,16 @@ def clip_convex(subject: np.ndarray, clip: np.ndarray) -> np.ndarray:
     out = np.asarray(subject, np.float64).reshape(-1, 2)
     c = np.asarray(clip, np.float64).reshape(-1, 2)
     x, y = c[:, 0], c[:, 1]
-    turn = 1.0 if float(np.dot(x, np.roll(y, -1)) - np.dot(np.roll(x, -1), y)) >= 0 else -1.0
+    twice_area = float(np.dot(x, np.roll(y, -1)) - np.dot(np.roll(x, -1), y))
+    if len(c) < 3 or abs(twice_area) < 1e-12:
+        return np.zeros((0, 2))                 # a clip polygon with no area holds nothing
+    orientation = 1.0 if twice_area > 0 else -1.0
     for a, b in zip(c, np.roll(c, -1, axis=0)):
         if len(out) == 0:
             break
         edge = b - a
         # > 0 inside (on the clip polygon's side of this edge), 0 on it
-        side = turn * (edge[0] * (out[:, 1] - a[1]) - edge[1] * (out[:, 0] - a[0]))
+        side = orientation * (edge[0] * (out[:, 1] - a[1]) - edge[1] * (out[:, 0] - a[0]))
         kept = []
         for k in range(len(out)):
             p, q, sp, sq = out[k - 1], out[k], side[k - 1], side[k]
@@ -232,7 +236,8 @@ def clip_convex(subject: np.ndarray, clip: np.ndarray) -> np.ndarray:
 
 def level_view(size: Sequence[int], lean: float, fov: float = LEVEL_FOV) -> PlaneView:
     """The turn to straight down of a picture (``size`` = width, height) taken by a *level*
-    camera that leans ``lean`` degrees off straight down through a lens ``fov`` degrees across.
+    camera that leans ``lean`` degrees off straight down through a lens ``fov`` degrees across
+    the picture's long side.
 
     Level: the camera is not rolled, so the table's far side is at the top of the picture,
     as in a photograph taken by someone at the table, or from a webcam standing on a shelf.
@@ -244,7 +249,6 @@ def level_view(size: Sequence[int], lean: float, fov: float = LEVEL_FOV) -> Plan
     >>> view = level_view((1280, 720), 40.0)
     >>> round(view.squeeze, 2)                # a card in the middle, squeezed to cos 40
     0.77
-    >>> top, bottom = view.to_canvas(np.array([[640.0, 0.0], [640.0, 719.0]]))
     >>> near = view.to_canvas(np.array([[600.0, 719.0], [680.0, 719.0]]))
     >>> far = view.to_canvas(np.array([[600.0, 0.0], [680.0, 0.0]]))
     >>> bool(np.ptp(far[:, 0]) > np.ptp(near[:, 0]))    # the far side is drawn larger again
@@ -258,7 +262,9 @@ def level_view(size: Sequence[int], lean: float, fov: float = LEVEL_FOV) -> Plan
         raise ValueError(f"a lean of {lean} degrees is out of range 0..80")
     if not 10.0 <= fov <= 150.0:
         raise ValueError(f"a lens of {fov} degrees across is out of range 10..150")
-    f = (w / 2.0) / np.tan(np.radians(fov) / 2.0)
+    # The lens's angle is across the picture's long side, landscape or portrait (a phone's 66
+    # degrees across a portrait photo's height).
+    f = (max(w, h) / 2.0) / np.tan(np.radians(fov) / 2.0)
     K = np.array([[f, 0.0, (w - 1) / 2.0], [0.0, f, (h - 1) / 2.0], [0.0, 0.0, 1.0]])
     c, s = np.cos(np.radians(lean)), np.sin(np.radians(lean))
     turn = np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
