@@ -24,10 +24,10 @@ Prints one line per condition (precision, recall, exact-set, wrong cards,
 unknown boxes; ``vision/evaluation.py``'s rules; the median time an image on
 one core, the turn included, and the time that a tenth of the images take more
 than) and the wrong cards, which matter most: a condition may cost cards (read
-as unknown), it must not make the recogniser name a wrong one.  With ``--turn`` each slanted picture is
-first turned to straight down (``vision/rectify.py``) by the camera's own
-homography, as the live table does with its calibration.  Needs the art
-(scripts/fetch-art.sh).
+as unknown), it must not make the recogniser name a wrong one.  With
+``--turn`` each slanted picture is first turned to straight down
+(``vision/rectify.py``) by the camera's own homography, as the live table does
+with its calibration.  Needs the art (scripts/fetch-art.sh).
 """
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ from vision.index_geometry import outline_box
 #: trapezoid drawn over cards that are not squeezed (squeeze 0.94), must not be turned.
 WORTH_TURNING = 0.9
 #: The lens a picture's camera is taken to have where nothing says otherwise
-#: (:func:`level_view`): 66 degrees across the picture's width, the Pi Camera Module 3's
+#: (:func:`level_view`): 66 degrees across the picture's long side, the Pi Camera Module 3's
 #: standard lens and about a phone's main camera.
 LEVEL_FOV = 66.0
 #: The turned picture holds at most this many times the picture's pixels (its bounding
