@@ -185,24 +185,49 @@ def crop_index(image: np.ndarray, centre: tuple[float, float], angle_deg: float,
 
 def crop_views(image: np.ndarray, centre: tuple[float, float], angle_deg: float, index_h: float,
                views, window: tuple[float, float] = (WINDOW_W, WINDOW_H),
-               patch: tuple[int, int] = (PATCH_W, PATCH_H)) -> list[np.ndarray]:
+               patch: tuple[int, int] = (PATCH_W, PATCH_H),
+               through: tuple[tuple[float, float], np.ndarray] | None = None) -> list[np.ndarray]:
     """:func:`crop_index` of one index from each of ``views`` ((angle offset in
     degrees, size factor) pairs), the same crops, in less time: the views of one
     size (the same blur) are cut from one blurred region, the union of theirs,
-    instead of each blurring its own."""
+    instead of each blurring its own.
+
+    ``through``: the index's geometry is given on a turned picture (a canvas,
+    :class:`vision.rectify.PlaneView`), and ``image`` is the picture itself;
+    ``through`` is the turn back to the picture near the index, ``(at, J)``:
+    the centre's place in the picture and the 2x2 linear map from canvas to
+    picture pixels there (:meth:`vision.rectify.PlaneView.local_to_picture`).
+    Each crop is then cut straight from the picture, as the canvas would show
+    it: a squeezed index is read unsqueezed, without turning the whole picture.
+
+    >>> img = np.zeros((100, 100, 3), np.uint8); img[40:50, 45:55] = 255   # a 10 x 10 square
+    >>> J = np.array([[1.0, 0.0], [0.0, 0.5]])           # the canvas twice as tall as the picture
+    >>> crop = crop_views(img, (50.0, 90.0), 0.0, 40.0, ((0.0, 1.0),), through=((50.0, 45.0), J))[0]
+    >>> rows, cols = np.nonzero(crop[:, :, 0] > 127)
+    >>> int(np.ptp(rows)) + 1, int(np.ptp(cols)) + 1    # 20 x 10 on the canvas: 16 x 8 crop pixels
+    (16, 8)
+    """
     crops: list[np.ndarray | None] = [None] * len(views)
     sizes: dict[float, list[int]] = {}
     for k, (_, size) in enumerate(views):
         sizes.setdefault(size, []).append(k)
+    at = centre if through is None else through[0]
     for size, ks in sizes.items():
         h = index_h * size
-        sigma = _blur_sigma(h, window, patch)
         cuts = {k: crop_matrix(centre, angle_deg + views[k][0], h, window, patch) for k in ks}
+        if through is None:
+            sigma = _blur_sigma(h, window, patch)
+        else:
+            J = np.asarray(through[1], np.float64)
+            # crop -> canvas, then canvas -> picture about the centre
+            cuts = {k: np.column_stack([J @ M[:, :2], np.asarray(at) + J @ (M[:, 2] - np.asarray(centre))])
+                    for k, M in cuts.items()}
+            sigma = _blur_sigma(h * math.sqrt(abs(float(np.linalg.det(J)))), window, patch)
         if not sigma:
             for k, M in cuts.items():
                 crops[k] = _warp(image, M, 0, 0, patch)
             continue
-        regions = {k: _sampled_region(image, centre, M, patch, sigma) for k, M in cuts.items()}
+        regions = {k: _sampled_region(image, at, M, patch, sigma) for k, M in cuts.items()}
         inside = [k for k, (x0, y0, x1, y1) in regions.items() if x1 > x0 and y1 > y0]
         for k in ks:
             if k not in inside:   # (wholly outside the picture)

@@ -24,8 +24,9 @@ confident, otherwise it is reported as unknown with its box (a lone index
 only when it surely is one: :data:`UNKNOWN_P_INDEX`). A card appears
 once per deck, which is used only to break ties between two readings of the
 same card.  Where the table is calibrated and the camera leans well off straight
-down, the picture is first turned to straight down (``recognise``'s ``view``,
-:mod:`vision.rectify`); a photograph from a level camera of unknown lean is also read
+down, the picture is read turned to straight down (``recognise``'s ``view``,
+:mod:`vision.rectify`: the detector reads a small turned canvas, each crop is cut
+from the picture through the turn); a photograph from a level camera of unknown lean is also read
 turned at a few leans (:meth:`Recogniser.recognise_level`).
 
 Run time needs numpy and OpenCV, and takes onnxruntime where it is installed
@@ -47,8 +48,8 @@ import numpy as np
 from vision.inference import EngineError, OnnxNet, resolve_engine
 from vision.index_geometry import (CARD_ASPECT, DET_LONG_SIDE, DET_STRIDE, H_REF, MAX_INDEX_SHARE, NOT_INDEX,
                                    PATCH_H, PATCH_W, RANKS, REFINE_ANGLE_UNIT, REFINE_PATCH_H, REFINE_PATCH_W,
-                                   REFINE_WINDOW_H, REFINE_WINDOW_W, SUITS, apply_refinement, card_outline, crop_index,
-                                   crop_views, glyph_axes, outline_box, standardise_crops)
+                                   REFINE_WINDOW_H, REFINE_WINDOW_W, SUITS, WINDOW_H, WINDOW_W, apply_refinement,
+                                   card_outline, crop_views, glyph_axes, outline_box, standardise_crops)
 from vision.rectify import LEVEL_FOV, PlaneView, level_view
 
 MODEL_DIR = Path(__file__).resolve().parent / "models"
@@ -201,6 +202,32 @@ def _as_bgr(image: np.ndarray) -> np.ndarray:
     if image.ndim == 3 and image.shape[2] == 4:
         return cv2.cvtColor(image, cv2.COLOR_BGRA2BGR)
     raise ValueError(f"expected a BGR, BGRA or grey image, got shape {image.shape}")
+
+
+@dataclass(frozen=True)
+class TurnedPicture:
+    """A picture read as turned to straight down by ``view`` (:meth:`Recogniser.recognise`'s
+    ``view``), without drawing the whole canvas: the readings' geometry is the canvas's
+    (:class:`vision.rectify.PlaneView`), and each crop is cut straight from ``picture`` through
+    the turn near its index (:func:`vision.index_geometry.crop_views`'s ``through``).  The
+    networks see each index as the canvas would show it, resampled once instead of twice."""
+
+    picture: np.ndarray
+    view: PlaneView
+
+
+def _source(image) -> np.ndarray | TurnedPicture:
+    """What the reading stages cut their crops from: a BGR picture, or a :class:`TurnedPicture`."""
+    return image if isinstance(image, TurnedPicture) else _as_bgr(image)
+
+
+def _cut(src: np.ndarray | TurnedPicture, ix: IndexReading, views, window=(WINDOW_W, WINDOW_H),
+         patch=(PATCH_W, PATCH_H)) -> list[np.ndarray]:
+    """One index's crops from each of ``views``, out of a picture or through a turn."""
+    if isinstance(src, TurnedPicture):
+        return crop_views(src.picture, ix.centre, ix.angle, ix.height, views, window, patch,
+                          through=src.view.local_to_picture(ix.centre))
+    return crop_views(src, ix.centre, ix.angle, ix.height, views, window, patch)
 
 
 def exposed(image: np.ndarray) -> np.ndarray:
@@ -514,17 +541,24 @@ class Recogniser:
         """The indices the detector is sure of (heat at ``heat_threshold`` or more), strongest first."""
         return [ix for ix in self.detect_peaks(image) if ix.heat >= self.heat_threshold]
 
-    def detect_peaks(self, image: np.ndarray, long_side: int | None = None) -> list[IndexReading]:
+    def detect_peaks(self, image: np.ndarray, long_side: int | None = None,
+                     pre_scale: float = 1.0) -> list[IndexReading]:
         """Every detector peak down to the weak peaks' threshold (:meth:`look_weak`), strongest first.
 
         Decoding further down changes nothing above ``heat_threshold``: a
         peak is dropped only beside a stronger one, and those come first.
-        ``long_side``: the detector's input's longer side (by default the model's)."""
+        ``long_side``: the detector's input's longer side (by default the model's).  ``pre_scale``
+        under 1: ``image`` is already drawn at that scale for the detector (a turned picture's
+        canvas, :meth:`_read`), and is read as it is, its readings given in the full size's pixels."""
         img = _as_bgr(image)
         H, W = img.shape[:2]
         if min(H, W) < 16:
             return []
-        small, s, (gh, gw) = detector_input(img, long_side or self.long_side)
+        if pre_scale != 1.0:
+            small, s, (gh, gw) = detector_input(img, max(H, W))
+            s *= pre_scale
+        else:
+            small, s, (gh, gw) = detector_input(img, long_side or self.long_side)
         out = self.detector(detector_blob(small, self.det_input == "centred"))[0]
         floor = min(self.heat_threshold, self.weak_heat) if self.weak_heat > 0 else self.heat_threshold
         return decode_indices(out[:, :gh, :gw], s, floor)
@@ -536,10 +570,10 @@ class Recogniser:
         model without a refiner leaves the readings as they are."""
         if not indices or self.refiner is None:
             return
-        img = _as_bgr(image)
+        img = _source(image)
         window, patch = (REFINE_WINDOW_W, REFINE_WINDOW_H), (REFINE_PATCH_W, REFINE_PATCH_H)
         for _ in range(self.refine_steps):
-            crops = [crop_index(img, ix.centre, ix.angle, ix.height, window, patch) for ix in indices]
+            crops = [_cut(img, ix, ((0.0, 1.0),), window, patch)[0] for ix in indices]
             blob = standardise_crops(cv2.dnn.blobFromImages(crops, 1.0 / 255.0)).astype(np.float32, copy=False)
             out = np.clip(self.refiner(blob).reshape(len(crops), 4), -REFINE_LIMITS, REFINE_LIMITS)
             for ix, o in zip(indices, out):
@@ -555,7 +589,7 @@ class Recogniser:
         # typical error in angle and size; averaging them makes a reading
         # robust to one unlucky crop and its confidence better calibrated.
         views = self.views if views is None else views
-        self._settle(indices, *self._view_probabilities(_as_bgr(image), indices, views))
+        self._settle(indices, *self._view_probabilities(_source(image), indices, views))
 
     def first_look(self, image: np.ndarray, indices: list[IndexReading]) -> None:
         """Classify the readings, in place, from one view of the first classifier only.
@@ -564,7 +598,7 @@ class Recogniser:
         or refused outright) and the promising ones from the rest.
         """
         if indices:
-            self._settle(indices, *self._view_probabilities(_as_bgr(image), indices, self.views[:1],
+            self._settle(indices, *self._view_probabilities(_source(image), indices, self.views[:1],
                                                             self.classifiers[:1]))
 
     def classify_screened(self, image: np.ndarray, indices: list[IndexReading]) -> None:
@@ -586,7 +620,7 @@ class Recogniser:
         if self.screen_clear == 0 or len(self.views) * len(self.classifiers) == 1:
             self.classify(image, indices)
             return
-        img = _as_bgr(image)
+        img = _source(image)
         first, others = self.classifiers[0], self.classifiers[1:]
         first_crops = self._view_crops(img, indices, self.views[:1])
         first_rank, first_suit = self._view_probabilities(img, indices, self.views[:1], [first], first_crops)
@@ -608,10 +642,10 @@ class Recogniser:
         self._settle(again, np.concatenate([first_rank[doubtful], rest_rank, more_rank], axis=1),
                      np.concatenate([first_suit[doubtful], rest_suit, more_suit], axis=1))
 
-    def _view_crops(self, img: np.ndarray, indices: list[IndexReading], views) -> np.ndarray:
+    def _view_crops(self, img: np.ndarray | TurnedPicture, indices: list[IndexReading], views) -> np.ndarray:
         """The classifiers' input: each index's crop from each view (index by index,
         its views together), as a blob (N x C x H x W, float32, normalised)."""
-        crops = [crop for ix in indices for crop in crop_views(img, ix.centre, ix.angle, ix.height, views)]
+        crops = [crop for ix in indices for crop in _cut(img, ix, views)]
         if not crops:   # (no index, or no view: a model with one view reads no other)
             return np.zeros((0, 3, PATCH_H, PATCH_W), np.float32)
         blob = cv2.dnn.blobFromImages(crops, 1.0 / 255.0)
@@ -619,8 +653,8 @@ class Recogniser:
             blob = standardise_crops(blob).astype(np.float32, copy=False)
         return blob
 
-    def _view_probabilities(self, img: np.ndarray, indices: list[IndexReading], views, classifiers=None,
-                            blob: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def _view_probabilities(self, img: np.ndarray | TurnedPicture, indices: list[IndexReading], views,
+                            classifiers=None, blob: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Rank (with "not an index") and suit probabilities of each index from
         each view by each classifier (by default every one), uncombined: two
         arrays of indices x (classifiers x views) x classes, a classifier's
@@ -672,7 +706,7 @@ class Recogniser:
         """
         if not self.turn_retry or not indices:
             return
-        img = _as_bgr(image)
+        img = _source(image)
         doubtful = [ix for ix in indices if ix.p_index < 0.5 or ix.best[1] < self.accept_threshold]
         # The strongest few only: a pile shows a dozen doubtful spots, mostly
         # half-hidden indices and court art, and the time goes up with each.
@@ -728,7 +762,7 @@ class Recogniser:
         """
         if self.weak_heat == 0 or not weak:
             return
-        img = _as_bgr(image)
+        img = _source(image)
 
         def on_a_found_index(w: IndexReading) -> bool:
             return any(math.dist(w.centre, ix.centre) < 0.5 * max(w.height, ix.height) for ix in indices)
@@ -774,13 +808,16 @@ class Recogniser:
         if view is None:
             indices = self.read_indices(img)
             return indices, self.assemble(indices, img.shape[1], img.shape[0], copies)
-        canvas = view.warp(img)
         # The canvas spends the picture's pixels on the table, in a larger box (the bounding box
         # of the table's trapezoid): the detector sees it at the picture's scale, not squeezed
-        # into its usual long side, so that an index is as large to it as in the picture.
-        long_side = int(round(self.long_side * max(canvas.shape[:2]) / max(img.shape[:2])))
-        indices = self.read_indices(canvas, long_side=long_side)
-        return indices, self.assemble(indices, canvas.shape[1], canvas.shape[0], copies, view)
+        # into its usual long side, so that an index is as large to it as in the picture.  Only
+        # the detector's canvas is drawn, at that scale; the crops are cut from the picture itself
+        # through the turn (a TurnedPicture), resampled once, not twice.
+        img = exposed(img)
+        scale = min(1.0, self.long_side / max(img.shape[:2]))
+        peaks = self.detect_peaks(view.warp(img, scale), pre_scale=scale)
+        indices = self._read_peaks(TurnedPicture(img, view), peaks)
+        return indices, self.assemble(indices, view.size[0], view.size[1], copies, view)
 
     def recognise_level(self, image: np.ndarray, copies: int = 1, leans: tuple[float, ...] = LEVEL_LEANS,
                         fov: float = LEVEL_FOV) -> Recognition:
@@ -807,15 +844,10 @@ class Recogniser:
         as_is = _size_spread(indices)
         size = (img.shape[1], img.shape[0])
         for lean in leans:
-            key = (size, float(lean), float(fov))
-            if key not in self._level_views:
-                try:
-                    self._level_views[key] = level_view(size, lean, fov)
-                except ValueError:              # the horizon in the picture: no camera leans so
-                    self._level_views[key] = None
-            if self._level_views[key] is None:
+            view = self._level_view(size, lean, fov)
+            if view is None:                    # the horizon in the picture: no camera leans so
                 continue
-            indices, found = self._read(img, copies, self._level_views[key])
+            indices, found = self._read(img, copies, view)
             if len(found.cards) <= len(best.cards):
                 continue
             spread = _size_spread(indices)
@@ -824,10 +856,18 @@ class Recogniser:
             best = found
         return best
 
-    def read_indices(self, image: np.ndarray, stage_seconds: dict[str, float] | None = None,
-                     long_side: int | None = None) -> list[IndexReading]:
-        """Every index in the image, found, put right and read (stages 1 to 3); ``long_side``
-        as :meth:`detect_peaks`'s.
+    def _level_view(self, size: tuple[int, int], lean: float, fov: float) -> PlaneView | None:
+        """:func:`vision.rectify.level_view`, made once per picture size, lean and lens; None past the horizon."""
+        key = (size, float(lean), float(fov))
+        if key not in self._level_views:
+            try:
+                self._level_views[key] = level_view(size, lean, fov)
+            except ValueError:
+                self._level_views[key] = None
+        return self._level_views[key]
+
+    def read_indices(self, image: np.ndarray, stage_seconds: dict[str, float] | None = None) -> list[IndexReading]:
+        """Every index in the image, found, put right and read (stages 1 to 3).
 
         ``stage_seconds``, when given, has each stage's time added to it
         (``"detect"``, ``"refine"``, ``"read"``, ``"look_turned"``, ``"look_weak"``):
@@ -843,9 +883,15 @@ class Recogniser:
                 clock = now
 
         img = exposed(_as_bgr(image))
-        peaks = self.detect_peaks(img, long_side)
-        indices = [ix for ix in peaks if ix.heat >= self.heat_threshold]
+        peaks = self.detect_peaks(img)
         done("detect")
+        return self._read_peaks(img, peaks, done)
+
+    def _read_peaks(self, img: np.ndarray | TurnedPicture, peaks: list[IndexReading],
+                    done=lambda stage: None) -> list[IndexReading]:
+        """:meth:`read_indices` after the detector: the peaks (:meth:`detect_peaks`, strongest
+        first) put right and read, from a picture or through a turn; ``done(stage)`` after each stage."""
+        indices = [ix for ix in peaks if ix.heat >= self.heat_threshold]
         self.refine(img, indices)
         done("refine")
         self.classify_screened(img, indices)

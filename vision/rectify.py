@@ -140,18 +140,55 @@ class PlaneView:
         """Canvas points (N x 2) back to the picture."""
         return _apply(self._inverse, np.asarray(pts, np.float64))
 
-    def warp(self, image: np.ndarray) -> np.ndarray:
+    def local_to_picture(self, point: Sequence[float]) -> tuple[tuple[float, float], np.ndarray]:
+        """Where a canvas point lies in the picture, and the map from canvas to picture near it:
+        ``(at, J)``, ``J`` the 2x2 linear part (the homography's derivative there).  What
+        :func:`vision.index_geometry.crop_views` takes to cut a canvas's crop from the picture.
+
+        >>> view = PlaneView(np.diag([1.0, 2.0, 1.0]), (100, 50))    # the plane drawn twice as tall
+        >>> at, J = view.local_to_picture(view.to_canvas(np.array([[10.0, 20.0]]))[0])
+        >>> np.round(at, 6).tolist(), round(J[1, 1] / J[0, 0], 3), round(J[0, 1], 3)
+        ([10.0, 20.0], 0.5, 0.0)
+        """
+        q = self._inverse @ np.array([float(point[0]), float(point[1]), 1.0])
+        x, y = q[0] / q[2], q[1] / q[2]
+        J = (self._inverse[:2, :2] - np.outer([x, y], self._inverse[2, :2])) / q[2]
+        return (float(x), float(y)), J
+
+    def warp(self, image: np.ndarray, scale: float = 1.0) -> np.ndarray:
         """The picture turned: the canvas (:attr:`size`), the plane outside the picture filled
         with the picture's mean colour (an even table, not a black edge that looks like something).
 
-        Raises ``ValueError`` for a picture of another size than this view's."""
+        ``scale`` under 1 draws the canvas that much smaller (:meth:`scaled_size`): the picture is first shrunk by as much (``cv2.INTER_AREA``,
+        each new pixel the mean of those it covers) and then turned, so that the small canvas
+        does not alias, in about the time its own pixels take.
+
+        >>> view = PlaneView(np.diag([1.0, 2.0, 1.0]), (200, 100))
+        >>> view.size, view.warp(np.zeros((100, 200, 3), np.uint8), 0.5).shape
+        ((142, 142), (71, 71, 3))
+
+        Raises ``ValueError`` for a picture of another size than this view's, or a scale
+        outside (0, 1]."""
         h, w = image.shape[:2]
         if (w, h) != self.picture_size:
             raise ValueError(f"this view turns pictures of {self.picture_size[0]} x {self.picture_size[1]} "
                              f"pixels, got {w} x {h}")
+        if not 0.0 < scale <= 1.0:
+            raise ValueError(f"a canvas is drawn at a scale from 0 (not included) to 1, got {scale}")
         fill = cv2.mean(image)[:image.shape[2] if image.ndim == 3 else 1]
-        return cv2.warpPerspective(image, self.homography, self.size, flags=cv2.INTER_LINEAR,
+        if scale == 1.0:
+            return cv2.warpPerspective(image, self.homography, self.size, flags=cv2.INTER_LINEAR,
+                                       borderMode=cv2.BORDER_CONSTANT, borderValue=fill)
+        small = cv2.resize(image, (max(1, round(w * scale)), max(1, round(h * scale))), interpolation=cv2.INTER_AREA)
+        shrunk = np.diag([small.shape[1] / w, small.shape[0] / h, 1.0])     # picture -> small picture
+        H = np.diag([scale, scale, 1.0]) @ self.homography @ np.linalg.inv(shrunk)
+        size = self.scaled_size(scale)
+        return cv2.warpPerspective(small, H, size, flags=cv2.INTER_LINEAR,
                                    borderMode=cv2.BORDER_CONSTANT, borderValue=fill)
+
+    def scaled_size(self, scale: float) -> tuple[int, int]:
+        """The canvas's size (width, height) drawn at ``scale`` (:meth:`warp`)."""
+        return (max(1, int(np.ceil(self.size[0] * scale))), max(1, int(np.ceil(self.size[1] * scale))))
 
     def shows(self, pts: np.ndarray) -> np.ndarray:
         """Whether each canvas point (N x 2) is one the picture shows (a boolean per point)."""
