@@ -314,7 +314,7 @@ def test_the_detector_sees_the_turned_picture_at_the_pictures_scale(rec, monkeyp
     drawn straight at the scale the detector reads a plain picture at, and read as it is."""
     seen = []
     detect = rec.detect_peaks
-    monkeypatch.setattr(rec, "detect_peaks", lambda image, long_side=None, pre_scale=1.0: seen.append(
+    monkeypatch.setattr(rec, "detect_peaks", lambda image, long_side=None, pre_scale=None: seen.append(
         (image.shape, long_side, pre_scale)) or detect(image, long_side, pre_scale))
     view = PlaneView(leaning_table(45.0, 30.0).H, (W, H))
     assert max(view.size) > W
@@ -325,7 +325,23 @@ def test_the_detector_sees_the_turned_picture_at_the_pictures_scale(rec, monkeyp
     assert turned_scale == pytest.approx(scale)
     assert turned_shape[:2] == (view.scaled_size(scale)[1], view.scaled_size(scale)[0])
     assert max(turned_shape[:2]) > rec.long_side                        # not squeezed into the long side
-    assert (plain_side, plain_scale) == (None, 1.0)                     # the model's own
+    assert (plain_side, plain_scale) == (None, None)                    # the model's own
+
+
+@pytest.mark.parametrize("width", [1280, 640, 480])
+def test_a_turned_picture_of_any_size_is_detected_at_the_pictures_scale(rec, monkeypatch, width):
+    """A picture at or under the detector's long side too: the detector's input is the canvas
+    drawn at the scale a plain picture of that size is read at, not squeezed into the long side."""
+    inputs = []
+    detector = rec.detector
+    monkeypatch.setattr(rec, "detector", lambda blob: inputs.append(blob.shape) or detector(blob))
+    height = width * 9 // 16
+    view = level_view((width, height), 45.0)
+    rec.recognise(np.zeros((height, width, 3), np.uint8), view=view)
+    [shape] = inputs
+    w, h = view.scaled_size(rec.long_side / width)
+    assert (shape[3], shape[2]) == (w + (-w) % 16, h + (-h) % 16)      # (padded to a multiple of 16)
+    assert max(w, h) > rec.long_side
 
 
 @pytest.mark.parametrize("lean, direction", [(30.0, 0.0), (45.0, 0.0), (45.0, 130.0)])
@@ -356,8 +372,12 @@ def test_a_small_canvas_is_the_canvas_shrunk():
     inner = (slice(8, -8), slice(8, -8))           # (the two rounded sizes differ by a pixel at most)
     diff = np.abs(small[inner].astype(int) - full[inner].astype(int))
     assert np.median(diff) <= 3 and np.percentile(diff, 99) < 60
-    with pytest.raises(ValueError, match="scale"):
-        view.warp(image, 1.5)
+    larger = view.warp(image, 1.5)                  # (a picture smaller than the detector's input)
+    assert (larger.shape[1], larger.shape[0]) == view.scaled_size(1.5)
+    assert np.array_equal(view.warp(image, 1.0), view.warp(image))
+    for bad in (0.0, -1.0, float("nan")):
+        with pytest.raises(ValueError, match="scale"):
+            view.warp(image, bad)
 
 
 @pytest.mark.parametrize("lean", [30.0, 45.0])

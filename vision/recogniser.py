@@ -542,19 +542,19 @@ class Recogniser:
         return [ix for ix in self.detect_peaks(image) if ix.heat >= self.heat_threshold]
 
     def detect_peaks(self, image: np.ndarray, long_side: int | None = None,
-                     pre_scale: float = 1.0) -> list[IndexReading]:
+                     pre_scale: float | None = None) -> list[IndexReading]:
         """Every detector peak down to the weak peaks' threshold (:meth:`look_weak`), strongest first.
 
         Decoding further down changes nothing above ``heat_threshold``: a
         peak is dropped only beside a stronger one, and those come first.
-        ``long_side``: the detector's input's longer side (by default the model's).  ``pre_scale``
-        under 1: ``image`` is already drawn at that scale for the detector (a turned picture's
-        canvas, :meth:`_read`), and is read as it is, its readings given in the full size's pixels."""
+        ``long_side``: the detector's input's longer side (by default the model's).  ``pre_scale``:
+        ``image`` is already drawn at that scale for the detector (a turned picture's canvas,
+        :meth:`_read`) and is read at its own size, its readings given in the full size's pixels."""
         img = _as_bgr(image)
         H, W = img.shape[:2]
         if min(H, W) < 16:
             return []
-        if pre_scale != 1.0:
+        if pre_scale is not None:
             small, s, (gh, gw) = detector_input(img, max(H, W))
             s *= pre_scale
         else:
@@ -814,7 +814,7 @@ class Recogniser:
         # the detector's canvas is drawn, at that scale; the crops are cut from the picture itself
         # through the turn (a TurnedPicture), resampled once, not twice.
         img = exposed(img)
-        scale = min(1.0, self.long_side / max(img.shape[:2]))
+        scale = self.long_side / max(img.shape[:2])
         peaks = self.detect_peaks(view.warp(img, scale), pre_scale=scale)
         indices = self._read_peaks(TurnedPicture(img, view), peaks)
         return indices, self.assemble(indices, view.size[0], view.size[1], copies, view)

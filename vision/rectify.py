@@ -29,6 +29,7 @@ True
 
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 import cv2
@@ -159,25 +160,28 @@ class PlaneView:
         """The picture turned: the canvas (:attr:`size`), the plane outside the picture filled
         with the picture's mean colour (an even table, not a black edge that looks like something).
 
-        ``scale`` under 1 draws the canvas that much smaller (:meth:`scaled_size`): the picture is first shrunk by as much (``cv2.INTER_AREA``,
-        each new pixel the mean of those it covers) and then turned, so that the small canvas
-        does not alias, in about the time its own pixels take.
+        ``scale`` draws the canvas that much larger or smaller (:meth:`scaled_size`); under 1 the
+        picture is first shrunk by as much (``cv2.INTER_AREA``, each new pixel the mean of those
+        it covers) and then turned, so that the small canvas does not alias, in about the time
+        its own pixels take.
 
         >>> view = PlaneView(np.diag([1.0, 2.0, 1.0]), (200, 100))
         >>> view.size, view.warp(np.zeros((100, 200, 3), np.uint8), 0.5).shape
         ((142, 142), (71, 71, 3))
 
         Raises ``ValueError`` for a picture of another size than this view's, or a scale
-        outside (0, 1]."""
+        that is not a positive number."""
         h, w = image.shape[:2]
         if (w, h) != self.picture_size:
             raise ValueError(f"this view turns pictures of {self.picture_size[0]} x {self.picture_size[1]} "
                              f"pixels, got {w} x {h}")
-        if not 0.0 < scale <= 1.0:
-            raise ValueError(f"a canvas is drawn at a scale from 0 (not included) to 1, got {scale}")
+        if not (math.isfinite(scale) and scale > 0.0):
+            raise ValueError(f"a canvas is drawn at a positive scale, got {scale}")
         fill = cv2.mean(image)[:image.shape[2] if image.ndim == 3 else 1]
-        if scale == 1.0:
-            return cv2.warpPerspective(image, self.homography, self.size, flags=cv2.INTER_LINEAR,
+        if scale >= 1.0:
+            H = np.diag([scale, scale, 1.0]) @ self.homography
+            size = self.size if scale == 1.0 else self.scaled_size(scale)
+            return cv2.warpPerspective(image, H, size, flags=cv2.INTER_LINEAR,
                                        borderMode=cv2.BORDER_CONSTANT, borderValue=fill)
         small = cv2.resize(image, (max(1, round(w * scale)), max(1, round(h * scale))), interpolation=cv2.INTER_AREA)
         shrunk = np.diag([small.shape[1] / w, small.shape[0] / h, 1.0])     # picture -> small picture
