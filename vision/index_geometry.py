@@ -119,17 +119,24 @@ def _kernel_size(sigma: float) -> int:
     return int(round(6 * sigma + 1)) | 1
 
 
-def antialias(image: np.ndarray, sigma: float) -> np.ndarray:
+def antialias(image: np.ndarray, sigma: float, sigma_y: float | None = None) -> np.ndarray:
     """``image`` blurred by a Gaussian of ``sigma`` pixels (borders reflected), as
-    :func:`crop_index` blurs a large index before shrinking it.
+    :func:`crop_index` blurs a large index before shrinking it; ``sigma_y``, when given, is the
+    blur down the picture instead (``sigma`` then across), either of them 0 for none.
 
     The same kernel as ``cv2.GaussianBlur`` uses, applied by ``cv2.sepFilter2D``:
     on 8-bit images about twice as fast (OpenCV's 8-bit GaussianBlur computes
     in fixed point, bit-exact across platforms, and slowly), its pixels within
     one grey level of GaussianBlur's.
     """
-    kernel = cv2.getGaussianKernel(_kernel_size(sigma), sigma)
-    return cv2.sepFilter2D(image, -1, kernel, kernel, borderType=cv2.BORDER_REFLECT_101)
+    kx = _gaussian(sigma)
+    ky = kx if sigma_y is None else _gaussian(sigma_y)
+    return cv2.sepFilter2D(image, -1, kx, ky, borderType=cv2.BORDER_REFLECT_101)
+
+
+def _gaussian(sigma: float) -> np.ndarray:
+    """:func:`antialias`'s kernel for ``sigma`` (one tap for none)."""
+    return cv2.getGaussianKernel(_kernel_size(sigma), sigma) if sigma > 0 else np.ones((1, 1))
 
 
 def _blur_sigma(index_h: float, window: tuple[float, float], patch: tuple[int, int]) -> float:
@@ -185,49 +192,42 @@ def crop_index(image: np.ndarray, centre: tuple[float, float], angle_deg: float,
 
 def crop_views(image: np.ndarray, centre: tuple[float, float], angle_deg: float, index_h: float,
                views, window: tuple[float, float] = (WINDOW_W, WINDOW_H),
-               patch: tuple[int, int] = (PATCH_W, PATCH_H),
-               through: tuple[tuple[float, float], np.ndarray] | None = None) -> list[np.ndarray]:
+               patch: tuple[int, int] = (PATCH_W, PATCH_H), through: np.ndarray | None = None) -> list[np.ndarray]:
     """:func:`crop_index` of one index from each of ``views`` ((angle offset in
     degrees, size factor) pairs), the same crops, in less time: the views of one
     size (the same blur) are cut from one blurred region, the union of theirs,
     instead of each blurring its own.
 
     ``through``: the index's geometry is given on a turned picture (a canvas,
-    :class:`vision.rectify.PlaneView`), and ``image`` is the picture itself;
-    ``through`` is the turn back to the picture near the index, ``(at, J)``:
-    the centre's place in the picture and the 2x2 linear map from canvas to
-    picture pixels there (:meth:`vision.rectify.PlaneView.local_to_picture`).
-    Each crop is then cut straight from the picture, as the canvas would show
-    it: a squeezed index is read unsqueezed, without turning the whole picture.
+    :class:`vision.rectify.PlaneView`), ``image`` is the picture itself, and
+    ``through`` the 3x3 homography from the canvas's pixels to the picture's.
+    Each crop is then cut straight from the picture through it, as the canvas
+    would show it (blurred first by as much as the canvas's crop would be, along
+    each of the picture's axes as the turn stretches it): a squeezed index is
+    read unsqueezed, resampled once, without drawing the canvas.
 
     >>> img = np.zeros((100, 100, 3), np.uint8); img[40:50, 45:55] = 255   # a 10 x 10 square
-    >>> J = np.array([[1.0, 0.0], [0.0, 0.5]])           # the canvas twice as tall as the picture
-    >>> crop = crop_views(img, (50.0, 90.0), 0.0, 40.0, ((0.0, 1.0),), through=((50.0, 45.0), J))[0]
+    >>> taller = np.diag([1.0, 0.5, 1.0])         # the canvas twice as tall as the picture
+    >>> crop = crop_views(img, (50.0, 90.0), 0.0, 40.0, ((0.0, 1.0),), through=taller)[0]
     >>> rows, cols = np.nonzero(crop[:, :, 0] > 127)
     >>> int(np.ptp(rows)) + 1, int(np.ptp(cols)) + 1    # 20 x 10 on the canvas: 16 x 8 crop pixels
     (16, 8)
     """
+    if through is not None:
+        return _crop_views_through(image, centre, angle_deg, index_h, views, window, patch, through)
     crops: list[np.ndarray | None] = [None] * len(views)
     sizes: dict[float, list[int]] = {}
     for k, (_, size) in enumerate(views):
         sizes.setdefault(size, []).append(k)
-    at = centre if through is None else through[0]
     for size, ks in sizes.items():
         h = index_h * size
+        sigma = _blur_sigma(h, window, patch)
         cuts = {k: crop_matrix(centre, angle_deg + views[k][0], h, window, patch) for k in ks}
-        if through is None:
-            sigma = _blur_sigma(h, window, patch)
-        else:
-            J = np.asarray(through[1], np.float64)
-            # crop -> canvas, then canvas -> picture about the centre
-            cuts = {k: np.column_stack([J @ M[:, :2], np.asarray(at) + J @ (M[:, 2] - np.asarray(centre))])
-                    for k, M in cuts.items()}
-            sigma = _blur_sigma(h * math.sqrt(abs(float(np.linalg.det(J)))), window, patch)
         if not sigma:
             for k, M in cuts.items():
                 crops[k] = _warp(image, M, 0, 0, patch)
             continue
-        regions = {k: _sampled_region(image, at, M, patch, sigma) for k, M in cuts.items()}
+        regions = {k: _sampled_region(image, centre, M, patch, sigma) for k, M in cuts.items()}
         inside = [k for k, (x0, y0, x1, y1) in regions.items() if x1 > x0 and y1 > y0]
         for k in ks:
             if k not in inside:   # (wholly outside the picture)
@@ -239,6 +239,67 @@ def crop_views(image: np.ndarray, centre: tuple[float, float], angle_deg: float,
         blurred = antialias(image[y0:y1, x0:x1], sigma)
         for k in inside:
             crops[k] = _warp(blurred, cuts[k], x0, y0, patch)
+    return crops
+
+
+def homography_at(H: np.ndarray, point: tuple[float, float]) -> tuple[tuple[float, float], np.ndarray] | None:
+    """Where the homography ``H`` (3x3) takes ``point``, and its derivative there (2x2: how a
+    small step at ``point`` moves in ``H``'s image); None where ``point`` lies on or past the
+    line that ``H`` sends to infinity (a camera's horizon).
+
+    >>> at, J = homography_at(np.array([[2.0, 0, 1], [0, 1, 0], [0, 0, 1]]), (3.0, 4.0))
+    >>> at, J.tolist()
+    ((7.0, 4.0), [[2.0, 0.0], [0.0, 1.0]])
+    """
+    q = H @ np.array([float(point[0]), float(point[1]), 1.0])
+    if not q[2] > 1e-12 * float(np.abs(q).max()):
+        return None
+    x, y = q[0] / q[2], q[1] / q[2]
+    return (float(x), float(y)), (H[:2, :2] - np.outer([x, y], H[2, :2])) / q[2]
+
+
+def _crop_views_through(image: np.ndarray, centre: tuple[float, float], angle_deg: float, index_h: float,
+                        views, window: tuple[float, float], patch: tuple[int, int],
+                        through: np.ndarray) -> list[np.ndarray]:
+    """:func:`crop_views` of geometry on a canvas, cut from the picture ``image`` through the
+    canvas-to-picture homography ``through``."""
+    H = np.asarray(through, np.float64)
+    local = homography_at(H, centre)
+    blank = np.zeros((patch[1], patch[0]) + image.shape[2:], np.uint8)
+    if local is None:                 # past the picture's horizon: nothing the picture shows
+        return [blank.copy() for _ in views]
+    _, J = local
+    pw, ph = patch
+    corners = np.array([[-0.5, -0.5, 1.0], [pw - 0.5, -0.5, 1.0], [pw - 0.5, ph - 0.5, 1.0], [-0.5, ph - 0.5, 1.0]]).T
+    crops: list[np.ndarray] = []
+    for turn, size in views:
+        h = index_h * size
+        cut = H @ np.vstack([crop_matrix(centre, angle_deg + turn, h, window, patch), [0.0, 0.0, 1.0]])
+        # The canvas's crop would be blurred by sigma canvas pixels; the turn stretches that
+        # differently along the picture's two axes (a level camera's far side: across more
+        # than down), so the picture is blurred along each by as much as its crop steps there.
+        step = window[1] * h / patch[1]                       # canvas pixels per crop pixel
+        steps = step * np.linalg.norm(J, axis=1)              # picture pixels, across and down
+        sx, sy = (0.45 * v if v > 1.6 else 0.0 for v in steps)
+        reach = max(_kernel_size(sx), _kernel_size(sy)) // 2 if (sx or sy) else 0
+        seen = cut @ corners
+        if not np.all(seen[2] > 0):
+            crops.append(blank.copy())
+            continue
+        seen = seen[:2] / seen[2]
+        x0, y0 = (max(0, int(math.floor(v)) - reach - 3) for v in seen.min(axis=1))
+        x1 = min(image.shape[1], int(math.ceil(seen[0].max())) + reach + 3)
+        y1 = min(image.shape[0], int(math.ceil(seen[1].max())) + reach + 3)
+        if x1 <= x0 or y1 <= y0:      # wholly outside the picture
+            crops.append(blank.copy())
+            continue
+        region = image[y0:y1, x0:x1]
+        if sx or sy:
+            region = antialias(region, sx, sy)
+        shifted = np.array([[1.0, 0.0, -x0], [0.0, 1.0, -y0], [0.0, 0.0, 1.0]]) @ cut
+        # (cut maps crop -> picture pixels, which is what WARP_INVERSE_MAP expects)
+        crops.append(cv2.warpPerspective(region, shifted, patch, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                                         borderMode=cv2.BORDER_REPLICATE))
     return crops
 
 

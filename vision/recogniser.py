@@ -25,8 +25,8 @@ only when it surely is one: :data:`UNKNOWN_P_INDEX`). A card appears
 once per deck, which is used only to break ties between two readings of the
 same card.  Where the table is calibrated and the camera leans well off straight
 down, the picture is read turned to straight down (``recognise``'s ``view``,
-:mod:`vision.rectify`: the detector reads a small turned canvas, each crop is cut
-from the picture through the turn); a photograph from a level camera of unknown lean is also read
+:mod:`vision.rectify`: the detector reads a turned canvas drawn at its own scale,
+each crop is cut from the picture through the turn); a photograph from a level camera of unknown lean is also read
 turned at a few leans (:meth:`Recogniser.recognise_level`).
 
 Run time needs numpy and OpenCV, and takes onnxruntime where it is installed
@@ -226,7 +226,7 @@ def _cut(src: np.ndarray | TurnedPicture, ix: IndexReading, views, window=(WINDO
     """One index's crops from each of ``views``, out of a picture or through a turn."""
     if isinstance(src, TurnedPicture):
         return crop_views(src.picture, ix.centre, ix.angle, ix.height, views, window, patch,
-                          through=src.view.local_to_picture(ix.centre))
+                          through=src.view.canvas_to_picture)
     return crop_views(src, ix.centre, ix.angle, ix.height, views, window, patch)
 
 
@@ -541,15 +541,15 @@ class Recogniser:
         """The indices the detector is sure of (heat at ``heat_threshold`` or more), strongest first."""
         return [ix for ix in self.detect_peaks(image) if ix.heat >= self.heat_threshold]
 
-    def detect_peaks(self, image: np.ndarray, long_side: int | None = None,
-                     pre_scale: float | None = None) -> list[IndexReading]:
+    def detect_peaks(self, image: np.ndarray, pre_scale: float | None = None) -> list[IndexReading]:
         """Every detector peak down to the weak peaks' threshold (:meth:`look_weak`), strongest first.
 
         Decoding further down changes nothing above ``heat_threshold``: a
         peak is dropped only beside a stronger one, and those come first.
-        ``long_side``: the detector's input's longer side (by default the model's).  ``pre_scale``:
-        ``image`` is already drawn at that scale for the detector (a turned picture's canvas,
-        :meth:`_read`) and is read at its own size, its readings given in the full size's pixels."""
+        The image is scaled so that its longer side is the model's ``det_long_side``, unless
+        ``pre_scale`` is given: then it is already drawn at that scale for the detector (a turned
+        picture's canvas, :meth:`_read`) and is read at its own size, its readings given in the
+        full size's pixels."""
         img = _as_bgr(image)
         H, W = img.shape[:2]
         if min(H, W) < 16:
@@ -558,13 +558,13 @@ class Recogniser:
             small, s, (gh, gw) = detector_input(img, max(H, W))
             s *= pre_scale
         else:
-            small, s, (gh, gw) = detector_input(img, long_side or self.long_side)
+            small, s, (gh, gw) = detector_input(img, self.long_side)
         out = self.detector(detector_blob(small, self.det_input == "centred"))[0]
         floor = min(self.heat_threshold, self.weak_heat) if self.weak_heat > 0 else self.heat_threshold
         return decode_indices(out[:, :gh, :gw], s, floor)
 
     # -- stage 2: put them right ----------------------------------------------
-    def refine(self, image: np.ndarray, indices: list[IndexReading]) -> None:
+    def refine(self, image: np.ndarray | TurnedPicture, indices: list[IndexReading]) -> None:
         """Move each reading's centre, angle and size to where the refiner says
         the index is, in place; its card centre and height move with it.  A
         model without a refiner leaves the readings as they are."""
@@ -580,7 +580,7 @@ class Recogniser:
                 _move(ix, *apply_refinement((ix.centre, ix.angle, ix.height), o))
 
     # -- stage 3: read them ---------------------------------------------------
-    def classify(self, image: np.ndarray, indices: list[IndexReading], views=None) -> None:
+    def classify(self, image: np.ndarray | TurnedPicture, indices: list[IndexReading], views=None) -> None:
         """Fill in ``p_index`` and ``probs`` of each reading, in place (from
         ``views``, by default the model's, of every classifier)."""
         if not indices:
@@ -591,7 +591,7 @@ class Recogniser:
         views = self.views if views is None else views
         self._settle(indices, *self._view_probabilities(_source(image), indices, views))
 
-    def first_look(self, image: np.ndarray, indices: list[IndexReading]) -> None:
+    def first_look(self, image: np.ndarray | TurnedPicture, indices: list[IndexReading]) -> None:
         """Classify the readings, in place, from one view of the first classifier only.
 
         The cheapest reading: enough to tell the plain indices (read clearly,
@@ -601,7 +601,7 @@ class Recogniser:
             self._settle(indices, *self._view_probabilities(_source(image), indices, self.views[:1],
                                                             self.classifiers[:1]))
 
-    def classify_screened(self, image: np.ndarray, indices: list[IndexReading]) -> None:
+    def classify_screened(self, image: np.ndarray | TurnedPicture, indices: list[IndexReading]) -> None:
         """Classify the readings, in place, from as few views as tell: like :meth:`classify`, but faster.
 
         Reading every index from every view costs most of the time.  Most
@@ -687,7 +687,7 @@ class Recogniser:
         return ix.p_index < CLEAR_REFUSAL or (ix.p_index >= CLEAR_P_INDEX and ix.best[1] >= self.screen_clear)
 
     # -- stage 3b: a second look at refused readings ------------------------------
-    def look_turned(self, image: np.ndarray, indices: list[IndexReading]) -> None:
+    def look_turned(self, image: np.ndarray | TurnedPicture, indices: list[IndexReading]) -> None:
         """Read again, turned, the indices that the classifier refuses or doubts, in place.
 
         Now and then the detector finds an index but gets its angle wrong by
@@ -746,7 +746,7 @@ class Recogniser:
                 ix.__dict__.update(t.__dict__)
 
     # -- stage 3c: the detector's weaker peaks ---------------------------------
-    def look_weak(self, image: np.ndarray, indices: list[IndexReading], weak: list[IndexReading]) -> None:
+    def look_weak(self, image: np.ndarray | TurnedPicture, indices: list[IndexReading], weak: list[IndexReading]) -> None:
         """Add to ``indices`` the weak detector peaks that turn out to be clear indices.
 
         The detector misses some clear, whole indices of unseen designs by a
@@ -813,7 +813,7 @@ class Recogniser:
         # into its usual long side, so that an index is as large to it as in the picture.  Only
         # the detector's canvas is drawn, at that scale; the crops are cut from the picture itself
         # through the turn (a TurnedPicture), resampled once, not twice.
-        img = exposed(img)
+        img = exposed(img)   # (the whole picture's brightest: a plain picture's exposure, not the table's alone)
         scale = self.long_side / max(img.shape[:2])
         peaks = self.detect_peaks(view.warp(img, scale), pre_scale=scale)
         indices = self._read_peaks(TurnedPicture(img, view), peaks)

@@ -35,11 +35,11 @@ from typing import Sequence
 import cv2
 import numpy as np
 
-from vision.index_geometry import outline_box
+from vision.index_geometry import homography_at, outline_box
 
 #: A view is worth turning (:attr:`PlaneView.worth_turning`) when in its middle a card is
 #: squeezed to less than this share of its width across the line of sight: a lean of about
-#: 25 degrees off straight down.  Under it the turn costs a resampling and 20 ms and changes
+#: 25 degrees off straight down.  Under it the turn costs some 7 to 10 ms (session 52) and changes
 #: little (bench_view's lean-15 row reads as many cards either way); and a calibration is
 #: never quite right: a table measured 5% off in one direction, or the demo footage's
 #: trapezoid drawn over cards that are not squeezed (squeeze 0.94), must not be turned.
@@ -141,29 +141,20 @@ class PlaneView:
         """Canvas points (N x 2) back to the picture."""
         return _apply(self._inverse, np.asarray(pts, np.float64))
 
-    def local_to_picture(self, point: Sequence[float]) -> tuple[tuple[float, float], np.ndarray]:
-        """Where a canvas point lies in the picture, and the map from canvas to picture near it:
-        ``(at, J)``, ``J`` the 2x2 linear part (the homography's derivative there).  What
-        :func:`vision.index_geometry.crop_views` takes to cut a canvas's crop from the picture.
-
-        >>> view = PlaneView(np.diag([1.0, 2.0, 1.0]), (100, 50))    # the plane drawn twice as tall
-        >>> at, J = view.local_to_picture(view.to_canvas(np.array([[10.0, 20.0]]))[0])
-        >>> np.round(at, 6).tolist(), round(J[1, 1] / J[0, 0], 3), round(J[0, 1], 3)
-        ([10.0, 20.0], 0.5, 0.0)
-        """
-        q = self._inverse @ np.array([float(point[0]), float(point[1]), 1.0])
-        x, y = q[0] / q[2], q[1] / q[2]
-        J = (self._inverse[:2, :2] - np.outer([x, y], self._inverse[2, :2])) / q[2]
-        return (float(x), float(y)), J
+    @property
+    def canvas_to_picture(self) -> np.ndarray:
+        """The 3x3 homography from the canvas's pixels back to the picture's (what
+        :func:`vision.index_geometry.crop_views` takes to cut a canvas's crop from the picture)."""
+        return self._inverse
 
     def warp(self, image: np.ndarray, scale: float = 1.0) -> np.ndarray:
         """The picture turned: the canvas (:attr:`size`), the plane outside the picture filled
         with the picture's mean colour (an even table, not a black edge that looks like something).
 
         ``scale`` draws the canvas that much larger or smaller (:meth:`scaled_size`); under 1 the
-        picture is first shrunk by as much (``cv2.INTER_AREA``, each new pixel the mean of those
-        it covers) and then turned, so that the small canvas does not alias, in about the time
-        its own pixels take.
+        picture is first shrunk along each axis as far as the smaller canvas still needs none of
+        its pixels (``cv2.INTER_AREA``, each new pixel the mean of those it covers) and then
+        turned, so that the small canvas does not alias, in about the time its own pixels take.
 
         >>> view = PlaneView(np.diag([1.0, 2.0, 1.0]), (200, 100))
         >>> view.size, view.warp(np.zeros((100, 200, 3), np.uint8), 0.5).shape
@@ -183,12 +174,26 @@ class PlaneView:
             size = self.size if scale == 1.0 else self.scaled_size(scale)
             return cv2.warpPerspective(image, H, size, flags=cv2.INTER_LINEAR,
                                        borderMode=cv2.BORDER_CONSTANT, borderValue=fill)
-        small = cv2.resize(image, (max(1, round(w * scale)), max(1, round(h * scale))), interpolation=cv2.INTER_AREA)
+        # Shrunk along each axis only as far as the turn lets: a level camera's far side is
+        # stretched down the canvas more than the picture is shrunk, so it keeps its rows.
+        across, down = (min(1.0, scale * v) for v in self._stretches())
+        small = cv2.resize(image, (max(1, round(w * across)), max(1, round(h * down))), interpolation=cv2.INTER_AREA)
         shrunk = np.diag([small.shape[1] / w, small.shape[0] / h, 1.0])     # picture -> small picture
         H = np.diag([scale, scale, 1.0]) @ self.homography @ np.linalg.inv(shrunk)
         size = self.scaled_size(scale)
         return cv2.warpPerspective(small, H, size, flags=cv2.INTER_LINEAR,
                                    borderMode=cv2.BORDER_CONSTANT, borderValue=fill)
+
+    def _stretches(self) -> tuple[float, float]:
+        """The most that the turn stretches a step across the picture, and a step down it, over
+        the part of the picture turned (its corners and the middles of its sides)."""
+        ring = np.vstack([self.seen, (self.seen + np.roll(self.seen, -1, axis=0)) / 2])
+        most = np.zeros(2)
+        for p in ring:
+            local = homography_at(self.homography, (float(p[0]), float(p[1])))
+            if local is not None:
+                most = np.maximum(most, np.linalg.norm(local[1], axis=0))
+        return float(most[0]), float(most[1])
 
     def scaled_size(self, scale: float) -> tuple[int, int]:
         """The canvas's size (width, height) drawn at ``scale`` (:meth:`warp`)."""
