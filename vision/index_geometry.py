@@ -267,39 +267,46 @@ def _crop_views_through(image: np.ndarray, centre: tuple[float, float], angle_de
     local = homography_at(H, centre)
     blank = np.zeros((patch[1], patch[0]) + image.shape[2:], np.uint8)
     if local is None:                 # past the picture's horizon: nothing the picture shows
-        return [blank.copy() for _ in views]
+        return [blank] * len(views)
     _, J = local
     pw, ph = patch
     corners = np.array([[-0.5, -0.5, 1.0], [pw - 0.5, -0.5, 1.0], [pw - 0.5, ph - 0.5, 1.0], [-0.5, ph - 0.5, 1.0]]).T
-    crops: list[np.ndarray] = []
-    for turn, size in views:
+    stretch = np.linalg.norm(J, axis=1)       # picture pixels per canvas pixel, across and down
+    crops: list[np.ndarray] = [blank] * len(views)
+    sizes: dict[float, list[int]] = {}
+    for k, (_, size) in enumerate(views):
+        sizes.setdefault(size, []).append(k)
+    for size, ks in sizes.items():
         h = index_h * size
-        cut = H @ np.vstack([crop_matrix(centre, angle_deg + turn, h, window, patch), [0.0, 0.0, 1.0]])
         # The canvas's crop would be blurred by sigma canvas pixels; the turn stretches that
         # differently along the picture's two axes (a level camera's far side: across more
         # than down), so the picture is blurred along each by as much as its crop steps there.
-        step = window[1] * h / patch[1]                       # canvas pixels per crop pixel
-        steps = step * np.linalg.norm(J, axis=1)              # picture pixels, across and down
-        sx, sy = (0.45 * v if v > 1.6 else 0.0 for v in steps)
-        reach = max(_kernel_size(sx), _kernel_size(sy)) // 2 if (sx or sy) else 0
-        seen = cut @ corners
-        if not np.all(seen[2] > 0):
-            crops.append(blank.copy())
+        sx, sy = (0.45 * v if v > 1.6 else 0.0 for v in (window[1] * h / patch[1]) * stretch)
+        reach = max(_kernel_size(sx) if sx else 1, _kernel_size(sy) if sy else 1) // 2
+        cuts, boxes = {}, []
+        for k in ks:
+            cut = H @ np.vstack([crop_matrix(centre, angle_deg + views[k][0], h, window, patch), [0.0, 0.0, 1.0]])
+            seen = cut @ corners
+            if not np.all(seen[2] > 0):                # (reaches past the horizon: left blank)
+                continue
+            cuts[k] = cut
+            boxes.append(seen[:2] / seen[2])
+        if not cuts:
             continue
-        seen = seen[:2] / seen[2]
-        x0, y0 = (max(0, int(math.floor(v)) - reach - 3) for v in seen.min(axis=1))
-        x1 = min(image.shape[1], int(math.ceil(seen[0].max())) + reach + 3)
-        y1 = min(image.shape[0], int(math.ceil(seen[1].max())) + reach + 3)
-        if x1 <= x0 or y1 <= y0:      # wholly outside the picture
-            crops.append(blank.copy())
+        lo, hi = np.min([b.min(axis=1) for b in boxes], axis=0), np.max([b.max(axis=1) for b in boxes], axis=0)
+        x0, y0 = max(0, int(math.floor(lo[0])) - reach - 3), max(0, int(math.floor(lo[1])) - reach - 3)
+        x1 = min(image.shape[1], int(math.ceil(hi[0])) + reach + 3)
+        y1 = min(image.shape[0], int(math.ceil(hi[1])) + reach + 3)
+        if x1 <= x0 or y1 <= y0:                       # wholly outside the picture
             continue
         region = image[y0:y1, x0:x1]
         if sx or sy:
             region = antialias(region, sx, sy)
-        shifted = np.array([[1.0, 0.0, -x0], [0.0, 1.0, -y0], [0.0, 0.0, 1.0]]) @ cut
-        # (cut maps crop -> picture pixels, which is what WARP_INVERSE_MAP expects)
-        crops.append(cv2.warpPerspective(region, shifted, patch, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                                         borderMode=cv2.BORDER_REPLICATE))
+        shift = np.array([[1.0, 0.0, -x0], [0.0, 1.0, -y0], [0.0, 0.0, 1.0]])
+        for k, cut in cuts.items():
+            # (cut maps crop -> picture pixels, which is what WARP_INVERSE_MAP expects)
+            crops[k] = cv2.warpPerspective(region, shift @ cut, patch, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                                           borderMode=cv2.BORDER_REPLICATE)
     return crops
 
 
