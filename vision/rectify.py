@@ -29,6 +29,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Sequence
 
@@ -176,7 +177,7 @@ class PlaneView:
                                        borderMode=cv2.BORDER_CONSTANT, borderValue=fill)
         # Shrunk along each axis only as far as the turn lets: a level camera's far side is
         # stretched down the canvas more than the picture is shrunk, so it keeps its rows.
-        across, down = (min(1.0, scale * v) for v in self._stretches())
+        across, down = (min(1.0, scale * v) for v in self._stretches)
         small = cv2.resize(image, (max(1, round(w * across)), max(1, round(h * down))), interpolation=cv2.INTER_AREA)
         shrunk = np.diag([small.shape[1] / w, small.shape[0] / h, 1.0])     # picture -> small picture
         H = np.diag([scale, scale, 1.0]) @ self.homography @ np.linalg.inv(shrunk)
@@ -184,9 +185,11 @@ class PlaneView:
         return cv2.warpPerspective(small, H, size, flags=cv2.INTER_LINEAR,
                                    borderMode=cv2.BORDER_CONSTANT, borderValue=fill)
 
+    @functools.cached_property
     def _stretches(self) -> tuple[float, float]:
         """The most that the turn stretches a step across the picture, and a step down it, over
-        the part of the picture turned (its corners and the middles of its sides)."""
+        the part of the picture turned (its corners and the middles of its sides); found once
+        per view, not for every frame it turns."""
         ring = np.vstack([self.seen, (self.seen + np.roll(self.seen, -1, axis=0)) / 2])
         most = np.zeros(2)
         for p in ring:
