@@ -40,9 +40,9 @@ from vision.index_geometry import homography_at, outline_box
 
 #: A view is worth turning (:attr:`PlaneView.worth_turning`) when in its middle a card is
 #: squeezed to less than this share of its width across the line of sight: a lean of about
-#: 25 degrees off straight down.  Under it the turn costs some 7 to 10 ms (session 52) and changes
-#: little (bench_view's lean-15 row reads as many cards either way); and a calibration is
-#: never quite right: a table measured 5% off in one direction, or the demo footage's
+#: 25 degrees off straight down.  Under it the turn costs about 15 ms (session 52: 42 and 44 ms
+#: an image turned at 30 and 45 degrees, about 29 as it is) and changes little (bench_view's
+#: lean-15 row reads as many cards either way); and a calibration is never quite right: a table measured 5% off in one direction, or the demo footage's
 #: trapezoid drawn over cards that are not squeezed (squeeze 0.94), must not be turned.
 WORTH_TURNING = 0.9
 #: The lens a picture's camera is taken to have where nothing says otherwise
@@ -99,6 +99,11 @@ class PlaneView:
             seen = inside
         #: The part of the picture that is turned (a convex polygon, picture pixels).
         self.seen = seen
+        # A homography and its negative are the same map; the crops cut through the turn
+        # (vision.index_geometry.crop_views' through) take the side of the horizon the picture
+        # is on to be the positive one, so the map is given that sign.
+        if float(np.mean(np.c_[seen, np.ones(len(seen))] @ H[2])) < 0:
+            H = -H
         on_plane = _apply(H, seen)
         # As many pixels on the canvas as the picture spends on the same part of the plane.
         scale = float(np.sqrt(_area(seen) / max(_area(on_plane), 1e-12)))
@@ -153,9 +158,12 @@ class PlaneView:
         with the picture's mean colour (an even table, not a black edge that looks like something).
 
         ``scale`` draws the canvas that much larger or smaller (:meth:`scaled_size`); under 1 the
-        picture is first shrunk along each axis as far as the smaller canvas still needs none of
-        its pixels (``cv2.INTER_AREA``, each new pixel the mean of those it covers) and then
-        turned, so that the small canvas does not alias, in about the time its own pixels take.
+        picture is first shrunk along each axis as far as the part the turn stretches most still
+        needs none of its pixels (``cv2.INTER_AREA``, each new pixel the mean of those it covers:
+        a level camera's far side keeps its rows), and then turned.  Where the turn shrinks the
+        picture more (a level camera's near side), the warp samples it more sparsely than a
+        pixel apart and can alias there (a grid of lines 3 px apart does; what that does to the
+        detector's readings is not measured apart from the benchmarks' totals).
 
         >>> view = PlaneView(np.diag([1.0, 2.0, 1.0]), (200, 100))
         >>> view.size, view.warp(np.zeros((100, 200, 3), np.uint8), 0.5).shape
