@@ -385,6 +385,26 @@ def test_a_small_canvas_is_the_canvas_shrunk():
             view.warp(image, bad)
 
 
+def test_a_crop_through_a_turn_is_blurred_along_the_axis_it_steps_far_on():
+    """A turn that stretches the canvas twice across the picture and halves it down: a crop
+    through it steps almost 4 picture pixels across and under 1 down, so it is blurred across
+    (lines 3 px apart that way go flat, not aliased) and not down (lines that way stay)."""
+    from vision.index_geometry import crop_views
+    n = 400
+    view = PlaneView(np.diag([0.25, 1.0, 1.0]), (n, n))
+    assert np.allclose(view.canvas_to_picture, np.diag([2.0, 0.5, 1.0]))
+    lines_across = np.zeros((n, n, 3), np.uint8)
+    lines_across[:, np.arange(n) % 3 == 0] = 255
+    lines_down = np.ascontiguousarray(lines_across.transpose(1, 0, 2))
+    centre = tuple(view.to_canvas(np.array([[200.0, 200.0]]))[0])
+
+    def crop(image):
+        return crop_views(image, centre, 0.0, 60.0, ((0.0, 1.0),), through=view.canvas_to_picture)[0]
+
+    assert np.std(crop(lines_across)) < 0.1 * np.std(lines_across)
+    assert np.std(crop(lines_down)) > 0.5 * np.std(lines_down)
+
+
 def test_a_turn_given_with_the_other_sign_reads_alike():
     """A homography and its negative are one map (OpenCV normalises a calibration's so that its
     last entry is 1, which can flip it): the turn, its small canvas and its crops are the same."""
