@@ -747,7 +747,8 @@ class Recogniser:
                 ix.__dict__.update(t.__dict__)
 
     # -- stage 3c: the detector's weaker peaks ---------------------------------
-    def look_weak(self, image: np.ndarray | TurnedPicture, indices: list[IndexReading], weak: list[IndexReading]) -> None:
+    def look_weak(self, image: np.ndarray | TurnedPicture, indices: list[IndexReading],
+                  weak: list[IndexReading]) -> None:
         """Add to ``indices`` the weak detector peaks that turn out to be clear indices.
 
         The detector misses some clear, whole indices of unseen designs by a

@@ -42,7 +42,8 @@ from vision.index_geometry import homography_at, outline_box
 #: squeezed to less than this share of its width across the line of sight: a lean of about
 #: 25 degrees off straight down.  Under it the turn costs about 15 ms (session 52: 42 and 44 ms
 #: an image turned at 30 and 45 degrees, about 29 as it is) and changes little (bench_view's
-#: lean-15 row reads as many cards either way); and a calibration is never quite right: a table measured 5% off in one direction, or the demo footage's
+#: lean-15 row reads as many cards either way); and a calibration is never quite right: a table
+#: measured 5% off in one direction, or the demo footage's
 #: trapezoid drawn over cards that are not squeezed (squeeze 0.94), must not be turned.
 WORTH_TURNING = 0.9
 #: The lens a picture's camera is taken to have where nothing says otherwise
@@ -178,19 +179,16 @@ class PlaneView:
         if not (math.isfinite(scale) and scale > 0.0):
             raise ValueError(f"a canvas is drawn at a positive scale, got {scale}")
         fill = cv2.mean(image)[:image.shape[2] if image.ndim == 3 else 1]
-        if scale >= 1.0:
-            H = np.diag([scale, scale, 1.0]) @ self.homography
-            size = self.size if scale == 1.0 else self.scaled_size(scale)
-            return cv2.warpPerspective(image, H, size, flags=cv2.INTER_LINEAR,
-                                       borderMode=cv2.BORDER_CONSTANT, borderValue=fill)
-        # Shrunk along each axis only as far as the turn lets: a level camera's far side is
-        # stretched down the canvas more than the picture is shrunk, so it keeps its rows.
-        across, down = (min(1.0, scale * v) for v in self._stretches)
-        small = cv2.resize(image, (max(1, round(w * across)), max(1, round(h * down))), interpolation=cv2.INTER_AREA)
-        shrunk = np.diag([small.shape[1] / w, small.shape[0] / h, 1.0])     # picture -> small picture
-        H = np.diag([scale, scale, 1.0]) @ self.homography @ np.linalg.inv(shrunk)
-        size = self.scaled_size(scale)
-        return cv2.warpPerspective(small, H, size, flags=cv2.INTER_LINEAR,
+        H = np.diag([scale, scale, 1.0]) @ self.homography
+        source = image
+        if scale < 1.0:
+            # Shrunk along each axis only as far as the turn lets: a level camera's far side is
+            # stretched down the canvas more than the picture is shrunk, so it keeps its rows.
+            across, down = (min(1.0, scale * v) for v in self._stretches)
+            source = cv2.resize(image, (max(1, round(w * across)), max(1, round(h * down))),
+                                interpolation=cv2.INTER_AREA)
+            H = H @ np.diag([w / source.shape[1], h / source.shape[0], 1.0])   # small picture -> picture
+        return cv2.warpPerspective(source, H, self.scaled_size(scale), flags=cv2.INTER_LINEAR,
                                    borderMode=cv2.BORDER_CONSTANT, borderValue=fill)
 
     @functools.cached_property
