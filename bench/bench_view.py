@@ -10,7 +10,9 @@ from straight above, through a perfect lens, at moderate light.  A real
 camera is often neither: a webcam on a shelf looks at the table at 30 or 45
 degrees, so the far side shrinks and every index is squeezed along the line
 of sight; a wide lens bows the picture's edges; a room at night is dim and
-the sensor's gain adds noise.  This benchmark draws each scene once (the
+the sensor's gain adds noise; a small webcam takes the same table in fewer
+pixels (``pixels-640``, ``pixels-480``: the rendering shrunk, its boxes
+scored back in the rendering's pixels).  This benchmark draws each scene once (the
 benchmark's scenes: 1 to 8 cards in turn, 1280x720, the held-out designs)
 and renders it under each condition, so the rows differ by the condition
 alone.  A leaning camera sees the table from the same distance and zooms
@@ -45,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from vision.evaluation import Summary, score_image  # noqa: E402
 from vision.inference import ENGINES  # noqa: E402
-from vision.recogniser import Recogniser  # noqa: E402
+from vision.recogniser import CardReading, Recogniser, Recognition, UnknownCard  # noqa: E402, F401
 from vision.rectify import PlaneView  # noqa: E402
 from vision.synth.decks import HELD_OUT, available_decks, build_face_cache  # noqa: E402
 from vision.synth.scene import SceneSpec, random_scene_spec, render_scene, seen_from  # noqa: E402
@@ -55,14 +57,17 @@ from vision.synth.view import CameraView  # noqa: E402
 @dataclasses.dataclass(frozen=True)
 class Condition:
     """One way of seeing the scenes: the camera's ``lean`` (degrees off straight down),
-    its lens's ``barrel`` distortion, and the light's ``brightness`` gain with the sensor
-    ``noise`` that comes with it (both applied over the scene's own)."""
+    its lens's ``barrel`` distortion, the light's ``brightness`` gain with the sensor
+    ``noise`` that comes with it (both applied over the scene's own), and the picture's
+    ``width`` in pixels where it is not the rendering's 1280 (a camera of fewer pixels that
+    sees the same table: the rendering shrunk, each pixel the mean of those it covers)."""
 
     name: str
     lean: float = 0.0
     barrel: float = 0.0
     brightness: float = 1.0
     noise: float = 0.0
+    width: int | None = None
     what: str = ""
 
 
@@ -75,6 +80,8 @@ CONDITIONS = {c.name: c for c in (
     Condition("barrel-0.25", barrel=0.25, what="a very wide lens (Pi Camera Module 3 Wide-like)"),
     Condition("lean-30-barrel-0.1", lean=30, barrel=0.1, what="a wide webcam on a shelf"),
     Condition("dim", brightness=0.35, noise=12, what="a dim room: a third of the light, the sensor's gain noise"),
+    Condition("pixels-640", width=640, what="a 640x360 picture of the same table: a small webcam"),
+    Condition("pixels-480", width=480, what="a 480x270 picture: about the smallest the recogniser is meant for"),
 )}
 
 
@@ -87,9 +94,30 @@ def viewed(spec: SceneSpec, condition: Condition, direction: float) -> SceneSpec
     return out
 
 
-def calibrated_view(spec: SceneSpec) -> PlaneView | None:
+def in_pixels(image: np.ndarray, condition: Condition) -> tuple[np.ndarray, float]:
+    """The rendered picture as ``condition``'s camera takes it, and how much smaller it is
+    (1 where the condition keeps the rendering's pixels): shrunk to its ``width`` with
+    ``cv2.INTER_AREA``, as a sensor of fewer, larger pixels would see the table."""
+    if condition.width is None or condition.width == image.shape[1]:
+        return image, 1.0
+    f = condition.width / image.shape[1]
+    return cv2.resize(image, (condition.width, max(1, round(image.shape[0] * f))), interpolation=cv2.INTER_AREA), f
+
+
+def boxes_scaled(found: Recognition, f: float) -> Recognition:
+    """``found`` with every box ``f`` times as large (a small picture's reading in the rendering's
+    pixels, where its annotation is)."""
+    if f == 1.0:
+        return found
+    grow = lambda box: tuple(int(round(v * f)) for v in box)  # noqa: E731
+    return Recognition([dataclasses.replace(c, box=grow(c.box)) for c in found.cards],
+                       [dataclasses.replace(u, box=grow(u.box)) for u in found.unknown])
+
+
+def calibrated_view(spec: SceneSpec, f: float = 1.0) -> PlaneView | None:
     """The turn to straight down that a calibrated table would give for ``spec``'s camera
-    (:class:`vision.rectify.PlaneView`), or None where it is not worth turning.
+    (:class:`vision.rectify.PlaneView`), or None where it is not worth turning; for the
+    picture shrunk ``f`` times (:func:`in_pixels`) where ``f`` is given.
 
     A calibration is a homography from the picture to the table; with a barrel lens
     none is exact, so this one fits the camera's map over a grid of the picture by least
@@ -100,8 +128,9 @@ def calibrated_view(spec: SceneSpec) -> PlaneView | None:
         return None
     xs, ys = np.meshgrid(np.linspace(0, spec.width, 9), np.linspace(0, spec.height, 9))
     picture = np.stack([xs.ravel(), ys.ravel()], axis=1)
-    H, _ = cv2.findHomography(picture, camera.to_table(picture), 0)
-    view = PlaneView(H, (spec.width, spec.height), region=(0, 0, spec.width, spec.height))
+    H, _ = cv2.findHomography(f * picture, f * camera.to_table(picture), 0)
+    size = (max(1, round(f * spec.width)), max(1, round(f * spec.height)))
+    view = PlaneView(H, size, region=(0, 0, *size))
     return view if view.worth_turning else None
 
 
@@ -174,15 +203,16 @@ def main(argv: list[str] | None = None) -> int:
         for name in names:
             seen = viewed(spec, CONDITIONS[name], direction)
             image, ann = render_scene(seen, np.random.default_rng([args.seed, k, 2]))
-            view = calibrated_view(seen) if args.turn else None
+            image, f = in_pixels(image, CONDITIONS[name])
+            view = calibrated_view(seen, f) if args.turn else None
             turned[name] += view is not None
             start = time.perf_counter()
             found = rec.recognise_level(image) if args.level else rec.recognise(image, view=view)
             seconds[name].append(time.perf_counter() - start)
-            score = score_image(found, ann)
+            score = score_image(boxes_scaled(found, 1 / f), ann)
             summaries[name].add(score)
             wrong[name] += [f"scene {k}: {w}" for w in score.wrong]
-            sizes[name] += [ix.height for c in ann.cards for ix in c.indices if ix.visible >= 0.85]
+            sizes[name] += [f * ix.height for c in ann.cards for ix in c.indices if ix.visible >= 0.85]
 
     for name in names:
         size = f"index {np.median(sizes[name]):.0f} px" if sizes[name] else "no index seen"

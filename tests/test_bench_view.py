@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import cv2
 import numpy as np
 import pytest
 
@@ -80,3 +81,39 @@ def test_view_benchmark_lists_its_conditions_and_refuses_unknown_ones(bench, cap
             bench.main(bad)
         assert stop.value.code == 2
         assert why in capsys.readouterr().err
+
+
+def test_a_pixels_condition_shrinks_the_picture_and_scores_its_boxes_in_the_renderings_pixels(bench, capsys,
+                                                                                               monkeypatch):
+    read = []
+    original = bench.Recogniser.recognise
+    monkeypatch.setattr(bench.Recogniser, "recognise",
+                        lambda self, image, *a, **kw: read.append(image.shape) or original(self, image, *a, **kw))
+    assert bench.main(["--n", "2", "--seed", "3", "--conditions", "overhead,pixels-480"]) == 0
+    assert read == [(720, 1280, 3), (270, 480, 3)] * 2
+    rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()
+            if line.split()[:1] in (["overhead"], ["pixels-480"])}
+    # The same cards read, their boxes put back where the annotation has them: all right, none wrong.
+    assert "recall 100.00%" in rows["pixels-480"] and "wrong   0" in rows["pixels-480"]
+    size = lambda row: float(row.split("index ")[1].split()[0])  # noqa: E731
+    assert size(rows["pixels-480"]) == pytest.approx(size(rows["overhead"]) * 480 / 1280, abs=1)
+
+    image = np.zeros((720, 1280, 3), np.uint8)
+    image[100:300, 200:600] = 255
+    small, f = bench.in_pixels(image, bench.CONDITIONS["pixels-640"])
+    assert (small.shape, f) == ((360, 640, 3), 0.5) and small[50:150, 100:300].min() == 255
+    assert bench.in_pixels(image, bench.CONDITIONS["overhead"])[0] is image
+    found = bench.Recognition([bench.CardReading("AS", 0.9, (10, 20, 30, 41))], [bench.UnknownCard((1, 2, 3, 4))])
+    back = bench.boxes_scaled(found, 2.0)
+    assert back.cards[0].box == (20, 40, 60, 82) and back.unknown[0].box == (2, 4, 6, 8)
+    assert back.cards[0].card == "AS" and back.cards[0].confidence == 0.9
+
+
+def test_a_calibrated_view_of_a_smaller_picture_turns_it_alike(bench):
+    spec = bench.viewed(random_scene_spec(np.random.default_rng(3), ["younestouati"], 1280, 720, n_cards=2),
+                        bench.CONDITIONS["lean-45"], 0.0)
+    whole, half = bench.calibrated_view(spec), bench.calibrated_view(spec, 0.5)
+    assert half.picture_size == (640, 360) and half.squeeze == pytest.approx(whole.squeeze, abs=1e-3)
+    corners = np.array([[[100.0, 100.0], [1000.0, 600.0]]])
+    np.testing.assert_allclose(cv2.perspectiveTransform(corners / 2, half.homography),
+                               cv2.perspectiveTransform(corners, whole.homography) / 2, atol=1e-6)
