@@ -216,10 +216,7 @@ def crop_views(image: np.ndarray, centre: tuple[float, float], angle_deg: float,
     if through is not None:
         return _crop_views_through(image, centre, angle_deg, index_h, views, window, patch, through)
     crops: list[np.ndarray | None] = [None] * len(views)
-    sizes: dict[float, list[int]] = {}
-    for k, (_, size) in enumerate(views):
-        sizes.setdefault(size, []).append(k)
-    for size, ks in sizes.items():
+    for size, ks in _by_size(views).items():
         h = index_h * size
         sigma = _blur_sigma(h, window, patch)
         cuts = {k: crop_matrix(centre, angle_deg + views[k][0], h, window, patch) for k in ks}
@@ -240,6 +237,18 @@ def crop_views(image: np.ndarray, centre: tuple[float, float], angle_deg: float,
         for k in inside:
             crops[k] = _warp(blurred, cuts[k], x0, y0, patch)
     return crops
+
+
+def _by_size(views) -> dict[float, list[int]]:
+    """The positions in ``views`` of the views of each size factor: the crops of one size share a blur.
+
+    >>> _by_size(((0.0, 1.0), (7.0, 1.0), (0.0, 0.88)))
+    {1.0: [0, 1], 0.88: [2]}
+    """
+    sizes: dict[float, list[int]] = {}
+    for k, (_, size) in enumerate(views):
+        sizes.setdefault(size, []).append(k)
+    return sizes
 
 
 def homography_at(H: np.ndarray, point: tuple[float, float]) -> tuple[tuple[float, float], np.ndarray] | None:
@@ -273,10 +282,7 @@ def _crop_views_through(image: np.ndarray, centre: tuple[float, float], angle_de
     corners = np.array([[-0.5, -0.5, 1.0], [pw - 0.5, -0.5, 1.0], [pw - 0.5, ph - 0.5, 1.0], [-0.5, ph - 0.5, 1.0]]).T
     stretch = np.linalg.norm(J, axis=1)       # picture pixels per canvas pixel, across and down
     crops: list[np.ndarray] = [blank] * len(views)
-    sizes: dict[float, list[int]] = {}
-    for k, (_, size) in enumerate(views):
-        sizes.setdefault(size, []).append(k)
-    for size, ks in sizes.items():
+    for size, ks in _by_size(views).items():
         h = index_h * size
         # The canvas's crop would be blurred by sigma canvas pixels; the turn stretches that
         # differently along the picture's two axes (a level camera's far side: across more
