@@ -468,17 +468,6 @@ def test_wiring_check_command_rejects_a_bad_config(tmp_path, capsys):
     assert "pin 17 is used twice: gpio.seat_leds[0] and gpio.buttons.undo" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("module", ["hardware.pinmap", "hardware.factory", "hardware.patterns",
-                                    "hardware.signals", "hardware.__main__"])
-def test_docstring_examples(module, monkeypatch):
-    import doctest
-    import importlib
-    from pathlib import Path
-    monkeypatch.chdir(Path(__file__).resolve().parents[1])
-    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0 and result.failed == 0
-
-
 def test_player_changes_where_a_pattern_ends_and_a_new_pattern_replaces_it():
     from hardware.patterns import Player
     writes, first_on = [], threading.Event()

@@ -251,11 +251,3 @@ def test_pi_camera_absent_or_library_missing_is_a_status(monkeypatch):
     assert "python3-picamera2" in feed.status()["message"]
 
 
-@pytest.mark.parametrize("module", ["vision.sources", "vision.table_geometry", "vision.markers",
-                                    "vision.card_reader"])
-def test_docstring_examples_run(module):
-    import doctest
-    import importlib
-
-    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0 and result.failed == 0

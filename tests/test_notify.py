@@ -160,7 +160,3 @@ def test_watchdog_rejects_a_nonpositive_interval():
         Watchdog(interval=0)
 
 
-def test_docstring_examples():
-    import doctest
-    result = doctest.testmod(notify)
-    assert result.attempted > 0 and result.failed == 0

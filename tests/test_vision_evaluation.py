@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-import doctest
 import math
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vision import evaluation
 from vision.evaluation import Summary, wilson_interval
-
-
-def test_the_examples_in_the_module_hold():
-    result = doctest.testmod(evaluation)
-    assert result.failed == 0 and result.attempted >= 3
 
 
 @given(st.integers(1, 100000), st.data())

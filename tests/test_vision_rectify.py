@@ -3,7 +3,6 @@ calibrated table's homography, in the recogniser and the live table's reader."""
 
 from __future__ import annotations
 
-import doctest
 import json
 import math
 
@@ -35,10 +34,6 @@ def leaning_table(lean: float, direction: float = 0.0) -> TableGeometry:
     table drawn overhead (its pixels taken as millimetres) where the camera sees its corners."""
     camera = CameraView(W, H, lean, direction)
     return TableGeometry(camera.to_picture(TABLE), (W, H), image_size=(W, H))
-
-
-def test_the_doctests():
-    assert doctest.testmod(rectify).failed == 0
 
 
 @pytest.mark.parametrize("direction", [0.0, 70.0, 200.0])
