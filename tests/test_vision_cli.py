@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import struct
 import subprocess
 import sys
 
@@ -84,3 +85,62 @@ def test_through_the_cardtable_command(table_png, tmp_path):
     doc = json.loads(proc.stdout)
     assert [len(e.get("cards", [])) for e in doc["images"]] == [2, 0]
     assert "gone.png: no such file" in proc.stderr
+
+
+def test_draw_writes_each_picture_with_its_cards_boxed_and_named(table_png, tmp_path, capsys):
+    assert main([str(table_png), "--json"]) == 0
+    plain = capsys.readouterr().out
+    out_dir = tmp_path / "drawn" / "here"               # made, parents too
+    assert main([str(table_png), "--json", "--draw", str(out_dir)]) == 0
+    assert capsys.readouterr().out == plain             # the document is the same
+    picture, drawn = cv2.imread(str(table_png)), cv2.imread(str(out_dir / "table.png"))
+    assert drawn.shape == picture.shape and (drawn != picture).any()
+    for c in json.loads(plain)["images"][0]["cards"]:
+        x1, y1, x2, y2 = c["box"]
+        assert drawn[(y1 + y2) // 2, x1].tolist() == [0, 200, 0]    # the box's left side, in green
+        assert drawn[(y1 + y2) // 2, (x1 + x2) // 2].tolist() == picture[(y1 + y2) // 2, (x1 + x2) // 2].tolist()
+
+
+def test_draw_keeps_two_pictures_of_one_name_apart_and_writes_what_it_cannot_name_as_png(table_png, tmp_path, capsys):
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "table.png").write_bytes(table_png.read_bytes())
+    odd = tmp_path / "scan.webp"                        # (a PNG by another name: read all the same)
+    odd.write_bytes(table_png.read_bytes())
+    out_dir = tmp_path / "out"
+    assert main([str(tmp_path / "a" / "table.png"), str(tmp_path / "b" / "table.png"), str(odd),
+                 "--draw", str(out_dir)]) == 0
+    assert sorted(p.name for p in out_dir.iterdir()) == ["scan.png", "table-2.png", "table.png"]
+
+
+def test_draw_into_what_cannot_be_a_folder_exits_2_before_reading(table_png, tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert main([str(table_png), "--json", "--draw", str(blocker / "sub")]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and f"cannot make --draw {blocker / 'sub'}" in err
+
+
+def _with_orientation(jpeg: bytes, orientation: int) -> bytes:
+    """``jpeg`` with an Exif orientation tag, as a phone writes one (a little-endian TIFF header,
+    one IFD entry: tag 0x0112, a SHORT)."""
+    tiff = (b"II*\x00" + struct.pack("<I", 8) + struct.pack("<H", 1)
+            + struct.pack("<HHIHH", 0x0112, 3, 1, orientation, 0) + struct.pack("<I", 0))
+    app1 = b"Exif\x00\x00" + tiff
+    return jpeg[:2] + b"\xff\xe1" + struct.pack(">H", len(app1) + 2) + app1 + jpeg[2:]
+
+
+def test_a_phone_photo_stored_sideways_is_read_as_the_phone_shows_it(table_png, tmp_path, capsys):
+    upright = cv2.imread(str(table_png))
+    # A phone held upright stores its sensor's rows sideways and says so in the Exif
+    # orientation (6: turn a quarter clockwise to show it).
+    ok, data = cv2.imencode(".jpg", cv2.rotate(upright, cv2.ROTATE_90_COUNTERCLOCKWISE), [cv2.IMWRITE_JPEG_QUALITY, 95])
+    photo = tmp_path / "phone.jpg"
+    photo.write_bytes(_with_orientation(data.tobytes(), 6))
+    assert main([str(table_png), str(photo), "--json", "--draw", str(tmp_path / "drawn")]) == 0
+    flat, phone = json.loads(capsys.readouterr().out)["images"]
+    assert sorted(c["card"] for c in phone["cards"]) == ["10H", "AS"]
+    boxes = {c["card"]: c["box"] for c in flat["cards"]}
+    for c in phone["cards"]:                              # in the upright picture's pixels
+        assert np.abs(np.subtract(c["box"], boxes[c["card"]])).max() <= 8
+    assert cv2.imread(str(tmp_path / "drawn" / "phone.jpg")).shape == upright.shape

@@ -22,6 +22,13 @@ How a picture is read depends on what is known of the camera:
   (``[geometry]``, as ``cardtable calibrate --write`` leaves it): pictures from a
   camera that leans off straight down are read turned to straight down
   (``vision/rectify.py``), as ``cardtable run`` reads them.
+
+``--draw DIR`` also writes each picture read into ``DIR`` (made if need be) with
+what was read drawn on it: a green box and the card's name and confidence for
+each card, an orange box and a question mark for each unknown one; ``a.jpg``
+becomes ``DIR/a.jpg`` (a second ``a.jpg`` from another folder ``DIR/a-2.jpg``;
+a picture in another format, a PNG).  A photograph's orientation tag is
+honoured, as a phone shows it: the boxes are in the picture as it stands upright.
 """
 
 from __future__ import annotations
@@ -52,6 +59,45 @@ def _read_image(path: Path) -> np.ndarray:
     return img
 
 
+def draw(image: np.ndarray, found) -> np.ndarray:
+    """A copy of ``image`` with ``found`` (a :class:`vision.recogniser.Recognition`) drawn on it:
+    each card's box in green with its name and confidence, each unknown box in orange with a
+    question mark; lines and letters grow with the picture, so that a phone's photo shows them too.
+
+    >>> from vision.recogniser import CardReading, Recognition, UnknownCard
+    >>> img = np.zeros((200, 300, 3), np.uint8)
+    >>> out = draw(img, Recognition([CardReading("10H", 0.98, (20, 30, 120, 170))], [UnknownCard((150, 30, 250, 170))]))
+    >>> out[100, 20].tolist(), out[100, 150].tolist(), img.any()
+    ([0, 200, 0], [0, 150, 255], False)
+    """
+    out = image.copy()
+    thick = max(2, round(max(image.shape[:2]) / 500))
+    scale = thick / 3
+    marks = [(c.box, f"{c.card} {c.confidence:.2f}", (0, 200, 0)) for c in found.cards]
+    marks += [(u.box, "?", (0, 150, 255)) for u in found.unknown]
+    for (x1, y1, x2, y2), text, colour in marks:
+        cv2.rectangle(out, (x1, y1), (x2, y2), colour, thick)
+        (w, h), base = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, thick)
+        top = y1 - h - base - thick if y1 - h - base - thick >= 0 else y1 + thick   # above the box, or inside
+        left = max(0, min(x1, out.shape[1] - w - 2 * thick))                          # within the picture
+        cv2.rectangle(out, (left, top), (left + w + 2 * thick, top + h + base + thick), colour, -1)
+        cv2.putText(out, text, (left + thick, top + h + thick // 2), cv2.FONT_HERSHEY_SIMPLEX, scale,
+                    (255, 255, 255), max(1, thick // 2), cv2.LINE_AA)
+    return out
+
+
+def _drawn_name(out_dir: Path, image: Path, taken: set[str]) -> Path:
+    """Where ``image``'s drawing goes in ``out_dir``: its own name (a PNG where it is not a JPEG
+    or a PNG), numbered where an earlier picture of this run already took it."""
+    suffix = image.suffix.lower() if image.suffix.lower() in (".jpg", ".jpeg", ".png") else ".png"
+    name, k = image.stem + suffix, 1
+    while name in taken:
+        k += 1
+        name = f"{image.stem}-{k}{suffix}"
+    taken.add(name)
+    return out_dir / name
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="cardtable recognise",
                                  description="Recognise the playing cards in images.")
@@ -66,6 +112,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--overhead", action="store_true",
                     help="the camera looked straight down: read each picture as it is, once (without it, a "
                          "photograph that leaves a card unread is also read turned at a few leans)")
+    ap.add_argument("--draw", metavar="DIR", type=Path, default=None,
+                    help="also write each picture into DIR with its cards' boxes and names drawn on it")
     args = ap.parse_args(argv)
     if args.overhead and args.config is not None:
         ap.error("--overhead and --config both say how the camera looks at the table: give one")
@@ -82,6 +130,13 @@ def main(argv: list[str]) -> int:
             print(f"cardtable recognise: {exc}", file=sys.stderr)
             return 2
 
+    if args.draw is not None:
+        try:
+            args.draw.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            print(f"cardtable recognise: cannot make --draw {args.draw}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
+
     from vision.recogniser import ModelError, Recogniser  # after argument errors, before any image
     from vision.rectify import table_view
     try:
@@ -90,7 +145,7 @@ def main(argv: list[str]) -> int:
         print(f"cardtable recognise: {exc}", file=sys.stderr)
         return 2
 
-    entries, errors = [], []
+    entries, errors, drawn = [], [], set()
     for name in args.images:
         path = Path(name)
         try:
@@ -111,6 +166,15 @@ def main(argv: list[str]) -> int:
             found = rec.recognise_level(img)
         entry = {"file": name, **found.to_dict()}
         entries.append(entry)
+        if args.draw is not None:
+            target = _drawn_name(args.draw, path, drawn)
+            ok, data = cv2.imencode(target.suffix, draw(img, found))
+            try:
+                if not ok:
+                    raise OSError("OpenCV could not encode it")
+                target.write_bytes(data.tobytes())
+            except OSError as exc:
+                errors.append(f"{name}: cannot write {target}: {getattr(exc, 'strerror', None) or exc}")
 
     if args.json:
         print(json.dumps({"images": entries}))
