@@ -144,3 +144,14 @@ def test_a_phone_photo_stored_sideways_is_read_as_the_phone_shows_it(table_png, 
     for c in phone["cards"]:                              # in the upright picture's pixels
         assert np.abs(np.subtract(c["box"], boxes[c["card"]])).max() <= 8
     assert cv2.imread(str(tmp_path / "drawn" / "phone.jpg")).shape == upright.shape
+
+
+def test_a_drawing_that_cannot_be_written_is_reported_after_the_others_with_exit_2(table_png, tmp_path, capsys):
+    out_dir = tmp_path / "out"
+    (out_dir / "table.png").mkdir(parents=True)          # a folder where the drawing would go
+    other = tmp_path / "other.png"
+    other.write_bytes(table_png.read_bytes())
+    assert main([str(table_png), str(other), "--json", "--draw", str(out_dir)]) == 2
+    out, err = capsys.readouterr()
+    assert [len(e["cards"]) for e in json.loads(out)["images"]] == [2, 2]   # both still read
+    assert f"cannot write {out_dir / 'table.png'}" in err and (out_dir / "other.png").is_file()
