@@ -47,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from vision.evaluation import Summary, score_image  # noqa: E402
 from vision.inference import ENGINES  # noqa: E402
-from vision.recogniser import CardReading, Recogniser, Recognition, UnknownCard  # noqa: E402, F401
+from vision.recogniser import Recogniser, Recognition  # noqa: E402
 from vision.rectify import PlaneView  # noqa: E402
 from vision.synth.decks import HELD_OUT, available_decks, build_face_cache  # noqa: E402
 from vision.synth.scene import SceneSpec, random_scene_spec, render_scene, seen_from  # noqa: E402

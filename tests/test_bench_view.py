@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from bench_modules import load_bench
+from vision.recogniser import CardReading, Recognition, UnknownCard
 from vision.synth.scene import random_scene_spec
 
 
@@ -103,7 +104,7 @@ def test_a_pixels_condition_shrinks_the_picture_and_scores_its_boxes_in_the_rend
     small, f = bench.in_pixels(image, bench.CONDITIONS["pixels-640"])
     assert (small.shape, f) == ((360, 640, 3), 0.5) and small[50:150, 100:300].min() == 255
     assert bench.in_pixels(image, bench.CONDITIONS["overhead"])[0] is image
-    found = bench.Recognition([bench.CardReading("AS", 0.9, (10, 20, 30, 41))], [bench.UnknownCard((1, 2, 3, 4))])
+    found = Recognition([CardReading("AS", 0.9, (10, 20, 30, 41))], [UnknownCard((1, 2, 3, 4))])
     back = bench.boxes_scaled(found, 2.0)
     assert back.cards[0].box == (20, 40, 60, 82) and back.unknown[0].box == (2, 4, 6, 8)
     assert back.cards[0].card == "AS" and back.cards[0].confidence == 0.9

@@ -37,9 +37,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import cv2
 import numpy as np
+
+if TYPE_CHECKING:   # (the recogniser is imported once the arguments are checked)
+    from vision.recogniser import Recognition
 
 
 def _read_image(path: Path) -> np.ndarray:
@@ -59,7 +63,7 @@ def _read_image(path: Path) -> np.ndarray:
     return img
 
 
-def draw(image: np.ndarray, found) -> np.ndarray:
+def draw(image: np.ndarray, found: Recognition) -> np.ndarray:
     """A copy of ``image`` with ``found`` (a :class:`vision.recogniser.Recognition`) drawn on it:
     each card's box in green with its name and confidence, each unknown box in orange with a
     question mark; lines and letters grow with the picture, so that a phone's photo shows them too.
