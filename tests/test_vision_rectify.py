@@ -438,6 +438,22 @@ def test_a_small_canvas_keeps_the_far_sides_detail(lean):
     assert np.std(small[patch]) > 0.9 * np.std(full[patch]) > 20
 
 
+def test_a_canvas_shrunk_far_below_its_picture_averages_it_and_does_not_alias():
+    """A phone's photo is shrunk to a fifth for the detector: the warp first takes each new pixel
+    as the mean of those it covers (``cv2.INTER_AREA``), so lines 3 px apart go nearly an even
+    grey (std 15 of black and white's 120; a bilinear resize so far down samples every fourth
+    pixel or so: stripes of moire, std 58)."""
+    w, h = 3000, 1700
+    view = level_view((w, h), 30.0)
+    image = np.full((h, w, 3), 255, np.uint8)
+    image[:, np.arange(w) % 3 == 0] = 0
+    small = view.warp(image, 640 / w)
+    middle = view.to_canvas(np.array([[w / 2, h / 2]]))[0] * 640 / w
+    x, y = int(middle[0]), int(middle[1])
+    patch = small[y - 20:y + 20, x - 60:x + 60]
+    assert abs(float(patch.mean()) - 170) < 15 and float(patch.std()) < 30
+
+
 @pytest.mark.parametrize("lean", [30.0, 45.0])
 def test_an_index_cut_through_the_turn_is_the_canvas_crop(lean):
     """A crop whose geometry is on the canvas, cut straight from the picture through the turn
