@@ -114,10 +114,9 @@ def boxes_scaled(found: Recognition, f: float) -> Recognition:
                        [dataclasses.replace(u, box=grow(u.box)) for u in found.unknown])
 
 
-def calibrated_view(spec: SceneSpec, f: float = 1.0) -> PlaneView | None:
+def calibrated_view(spec: SceneSpec) -> PlaneView | None:
     """The turn to straight down that a calibrated table would give for ``spec``'s camera
-    (:class:`vision.rectify.PlaneView`), or None where it is not worth turning; for the
-    picture shrunk ``f`` times (:func:`in_pixels`) where ``f`` is given.
+    (:class:`vision.rectify.PlaneView`), or None where it is not worth turning.
 
     A calibration is a homography from the picture to the table; with a barrel lens
     none is exact, so this one fits the camera's map over a grid of the picture by least
@@ -128,9 +127,8 @@ def calibrated_view(spec: SceneSpec, f: float = 1.0) -> PlaneView | None:
         return None
     xs, ys = np.meshgrid(np.linspace(0, spec.width, 9), np.linspace(0, spec.height, 9))
     picture = np.stack([xs.ravel(), ys.ravel()], axis=1)
-    H, _ = cv2.findHomography(f * picture, f * camera.to_table(picture), 0)
-    size = (max(1, round(f * spec.width)), max(1, round(f * spec.height)))
-    view = PlaneView(H, size, region=(0, 0, *size))
+    H, _ = cv2.findHomography(picture, camera.to_table(picture), 0)
+    view = PlaneView(H, (spec.width, spec.height), region=(0, 0, spec.width, spec.height))
     return view if view.worth_turning else None
 
 
@@ -204,7 +202,8 @@ def main(argv: list[str] | None = None) -> int:
             seen = viewed(spec, CONDITIONS[name], direction)
             image, ann = render_scene(seen, np.random.default_rng([args.seed, k, 2]))
             image, f = in_pixels(image, CONDITIONS[name])
-            view = calibrated_view(seen, f) if args.turn else None
+            # (No condition both leans and shrinks the picture: a turn is for the rendering's pixels.)
+            view = calibrated_view(seen) if args.turn else None
             turned[name] += view is not None
             start = time.perf_counter()
             found = rec.recognise_level(image) if args.level else rec.recognise(image, view=view)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import cv2
 import numpy as np
 import pytest
 
@@ -108,13 +107,3 @@ def test_a_pixels_condition_shrinks_the_picture_and_scores_its_boxes_in_the_rend
     back = bench.boxes_scaled(found, 2.0)
     assert back.cards[0].box == (20, 40, 60, 82) and back.unknown[0].box == (2, 4, 6, 8)
     assert back.cards[0].card == "AS" and back.cards[0].confidence == 0.9
-
-
-def test_a_calibrated_view_of_a_smaller_picture_turns_it_alike(bench):
-    spec = bench.viewed(random_scene_spec(np.random.default_rng(3), ["younestouati"], 1280, 720, n_cards=2),
-                        bench.CONDITIONS["lean-45"], 0.0)
-    whole, half = bench.calibrated_view(spec), bench.calibrated_view(spec, 0.5)
-    assert half.picture_size == (640, 360) and half.squeeze == pytest.approx(whole.squeeze, abs=1e-3)
-    corners = np.array([[[100.0, 100.0], [1000.0, 600.0]]])
-    np.testing.assert_allclose(cv2.perspectiveTransform(corners / 2, half.homography),
-                               cv2.perspectiveTransform(corners, whole.homography) / 2, atol=1e-6)

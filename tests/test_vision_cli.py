@@ -155,3 +155,19 @@ def test_a_drawing_that_cannot_be_written_is_reported_after_the_others_with_exit
     out, err = capsys.readouterr()
     assert [len(e["cards"]) for e in json.loads(out)["images"]] == [2, 2]   # both still read
     assert f"cannot write {out_dir / 'table.png'}" in err and (out_dir / "other.png").is_file()
+
+
+def test_draw_into_the_pictures_own_folder_draws_over_none_of_them(table_png, tmp_path, capsys):
+    """``--draw`` into the folder the pictures are in: a drawing never takes a picture's name,
+    least of all that of one not read yet (b's drawing would land on a/table.png before it is read)."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first, second = tmp_path / "b" / "table.png", tmp_path / "a" / "table.png"
+    blank = np.full((540, 960, 3), 90, np.uint8)
+    cv2.imwrite(str(first), blank)
+    second.write_bytes(table_png.read_bytes())
+    before = second.read_bytes()
+    assert main([str(first), str(second), "--json", "--draw", str(tmp_path / "a")]) == 0
+    counts = [len(e["cards"]) for e in json.loads(capsys.readouterr().out)["images"]]
+    assert counts == [0, 2] and second.read_bytes() == before and cv2.imread(str(first)).tolist() == blank.tolist()
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["table-2.png", "table-3.png", "table.png"]

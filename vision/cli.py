@@ -1,4 +1,4 @@
-"""``cardtable recognise IMAGE... [--json]``: the cards in image files.
+"""``cardtable recognise IMAGE... [--json] [--draw DIR]``: the cards in image files.
 
 With ``--json`` prints one document::
 
@@ -26,8 +26,9 @@ How a picture is read depends on what is known of the camera:
 ``--draw DIR`` also writes each picture read into ``DIR`` (made if need be) with
 what was read drawn on it: a green box and the card's name and confidence for
 each card, an orange box and a question mark for each unknown one; ``a.jpg``
-becomes ``DIR/a.jpg`` (a second ``a.jpg`` from another folder ``DIR/a-2.jpg``;
-a picture in another format, a PNG).  A photograph's orientation tag is
+becomes ``DIR/a.jpg`` (numbered, ``DIR/a-2.jpg``, where an earlier picture took
+that name or where it is one of the pictures read: no picture is drawn over; a
+picture in another format, a PNG).  A photograph's orientation tag is
 honoured, as a phone shows it: the boxes are in the picture as it stands upright.
 """
 
@@ -81,21 +82,24 @@ def draw(image: np.ndarray, found: Recognition) -> np.ndarray:
     marks += [(u.box, "?", (0, 150, 255)) for u in found.unknown]
     for (x1, y1, x2, y2), text, colour in marks:
         cv2.rectangle(out, (x1, y1), (x2, y2), colour, thick)
-        (w, h), base = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, thick)
+        stroke = max(1, thick // 2)
+        (w, h), base = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, stroke)
         top = y1 - h - base - thick if y1 - h - base - thick >= 0 else y1 + thick   # above the box, or inside
         left = max(0, min(x1, out.shape[1] - w - 2 * thick))                          # within the picture
         cv2.rectangle(out, (left, top), (left + w + 2 * thick, top + h + base + thick), colour, -1)
         cv2.putText(out, text, (left + thick, top + h + thick // 2), cv2.FONT_HERSHEY_SIMPLEX, scale,
-                    (255, 255, 255), max(1, thick // 2), cv2.LINE_AA)
+                    (255, 255, 255), stroke, cv2.LINE_AA)
     return out
 
 
-def _drawn_name(out_dir: Path, image: Path, taken: set[str]) -> Path:
+def _drawn_name(out_dir: Path, image: Path, taken: set[str], pictures: set[Path]) -> Path:
     """Where ``image``'s drawing goes in ``out_dir``: its own name (a PNG where it is not a JPEG
-    or a PNG), numbered where an earlier picture of this run already took it."""
+    or a PNG), numbered where an earlier picture of this run already took it or where it would
+    land on one of the ``pictures`` read (resolved paths: ``--draw`` into the pictures' own
+    folder must not draw over one, least of all one not read yet)."""
     suffix = image.suffix.lower() if image.suffix.lower() in (".jpg", ".jpeg", ".png") else ".png"
     name, k = image.stem + suffix, 1
-    while name in taken:
+    while name in taken or (out_dir / name).resolve() in pictures:
         k += 1
         name = f"{image.stem}-{k}{suffix}"
     taken.add(name)
@@ -150,6 +154,7 @@ def main(argv: list[str]) -> int:
         return 2
 
     entries, errors, drawn = [], [], set()
+    pictures = {Path(name).resolve() for name in args.images}
     for name in args.images:
         path = Path(name)
         try:
@@ -171,14 +176,14 @@ def main(argv: list[str]) -> int:
         entry = {"file": name, **found.to_dict()}
         entries.append(entry)
         if args.draw is not None:
-            target = _drawn_name(args.draw, path, drawn)
+            target = _drawn_name(args.draw, path, drawn, pictures)
             ok, data = cv2.imencode(target.suffix, draw(img, found))
             try:
                 if not ok:
                     raise OSError("OpenCV could not encode it")
                 target.write_bytes(data.tobytes())
             except OSError as exc:
-                errors.append(f"{name}: cannot write {target}: {getattr(exc, 'strerror', None) or exc}")
+                errors.append(f"{name}: cannot write {target}: {exc.strerror or exc}")
 
     if args.json:
         print(json.dumps({"images": entries}))
