@@ -146,13 +146,6 @@ def test_visible_bands_cover_every_readable_fraction_once(diag):
             diag.visible_band(bad)
 
 
-def test_the_docstring_examples_hold(diag):
-    import doctest
-
-    result = doctest.testmod(diag, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0 and result.failed == 0
-
-
 def test_several_seeds_are_counted_as_one_account(diag, capsys):
     def counts(argv):
         assert diag.main(argv) == 0
