@@ -975,7 +975,11 @@ def load_onnx_weights(net: torch.nn.Module, path: Path) -> None:
     The exporter folds each batch normalisation into the convolution before it;
     such a convolution gets the folded weights and its normalisation the folded
     bias, with unit scale, zero mean and unit variance, so that ``net`` in eval
-    mode computes what the file does.  Half-precision weights load as float32.
+    mode computes what the file does.  Half-precision weights load as float32, and a
+    classifier stored in 8 bits (vision.training.quantise) loads its weights as the
+    8-bit file computes them (each integer times its channel's scale; the bias times
+    the input's scale too), less the padded input channel, so that the committed
+    classifiers can be trained further (vision.training.tune).
     Raises ValueError when the file does not fit ``net``.
     """
     import onnx
@@ -994,10 +998,14 @@ def load_onnx_weights(net: torch.nn.Module, path: Path) -> None:
     if any(node.op_type == "BatchNormalization" for node in graph.node):
         raise ValueError(f"{path}: batch normalisation not folded (exported in training mode?)")
     state = net.state_dict()
+    _dequantise_into(arrays, graph)
     # Unfolded parameters keep their names in the file; each folded convolution
-    # has anonymous ones, in the order the network computes them.
-    folded = [(node.input[1], node.input[2] if len(node.input) > 2 else None) for node in graph.node
-              if node.op_type == "Conv" and node.input[1] not in state]
+    # has anonymous ones, in the order the network computes them (an 8-bit one,
+    # its quantised weight's and bias's names).
+    folded = [(node.input[1], node.input[2] if len(node.input) > 2 else None) if node.op_type == "Conv"
+              else (node.input[3], node.input[8] if len(node.input) > 8 else None)
+              for node in graph.node
+              if node.op_type in ("Conv", "QLinearConv") and node.input[1 if node.op_type == "Conv" else 3] not in state]
     modules = list(net.named_modules())
     conv_bn = [(conv, *following) for (conv, module), following in zip(modules, modules[1:])
                if isinstance(module, torch.nn.Conv2d) and isinstance(following[1], torch.nn.BatchNorm2d)]
@@ -1005,7 +1013,11 @@ def load_onnx_weights(net: torch.nn.Module, path: Path) -> None:
         raise ValueError(f"{path}: {len(folded)} folded convolutions where the network has {len(conv_bn)}")
     loaded = {name: torch.from_numpy(arrays[name]) for name in state if name in arrays}
     for (weight, bias), (conv, bn, norm) in zip(folded, conv_bn):
-        loaded[f"{conv}.weight"] = torch.from_numpy(arrays[weight])
+        w = arrays[weight]
+        inputs = dict(modules)[conv].in_channels
+        if w.shape[1] > inputs and not w[:, inputs:].any():
+            w = w[:, :inputs]   # quantise.pad_input_channels' channel, which adds nothing
+        loaded[f"{conv}.weight"] = torch.from_numpy(np.ascontiguousarray(w))
         out_channels = arrays[weight].shape[0]
         loaded[f"{bn}.weight"] = torch.ones(out_channels)
         loaded[f"{bn}.bias"] = torch.from_numpy(arrays[bias]) if bias else torch.zeros(out_channels)
@@ -1020,6 +1032,35 @@ def load_onnx_weights(net: torch.nn.Module, path: Path) -> None:
             raise ValueError(f"{path}: {name} is {tuple(loaded[name].shape)} in the file, "
                              f"{tuple(value.shape)} in the network")
     net.load_state_dict(loaded)
+
+
+def _dequantise_into(arrays: dict, graph) -> None:
+    """Add to ``arrays`` the float weights and biases of ``graph``'s 8-bit layers
+    (``QLinearConv``, ``QGemm``: vision.training.quantise) as the layers compute them:
+    a convolution's under its quantised weight's and bias's names (as a folded
+    convolution's are found), a ``QGemm``'s under the names of the layer it was made
+    from (``fc.1.weight`` for ``fc.1.weight_quantized``)."""
+    def weights(node, bias: str) -> tuple[np.ndarray, np.ndarray | None]:
+        x_scale = float(arrays[node.input[1]])
+        q, scale, zero = (arrays[node.input[k]] for k in (3, 4, 5))
+        shape = (-1,) + (1,) * (q.ndim - 1)
+        return (q - zero.reshape(shape)) * scale.reshape(shape), (arrays[bias] * x_scale * scale if bias else None)
+
+    for node in graph.node:
+        if node.op_type == "QLinearConv":
+            bias = node.input[8] if len(node.input) > 8 else ""
+            arrays[node.input[3]], b = weights(node, bias)
+            if bias:
+                arrays[bias] = b
+        elif node.op_type == "QGemm":
+            if not any(a.name == "transB" and a.i == 1 for a in node.attribute):
+                raise ValueError(f"an 8-bit layer ({node.name or node.output[0]}) not stored as the exporter "
+                                 "writes it (transB)")
+            bias = node.input[6] if len(node.input) > 6 else ""
+            name = node.input[3].removesuffix("_quantized")
+            arrays[name], b = weights(node, bias)
+            if bias:
+                arrays[name.removesuffix(".weight") + ".bias"] = b
 
 
 #: The config's counts that a run cannot do with 0 of (``--set``).
