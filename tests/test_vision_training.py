@@ -1157,3 +1157,10 @@ def test_the_committed_model_is_what_the_full_recipe_trains():
     assert meta["accept_threshold"] == CONFIGS["full"].accept_threshold
     assert Recogniser().accept_threshold == CONFIGS["full"].accept_threshold
     assert len(meta["classifier"]) == CONFIGS["full"].cls_members
+    # ... and then had its classifiers tuned by vision.training.tune as it now stands (session 54),
+    # so that a change to the tuning's recipe comes with a model tuned by it too.
+    from vision.training import tune
+    (tuned,) = meta["tuned"]
+    assert (tuned["scenes"], tuned["epochs"], tuned["lr"], tuned["squeeze_share"], tuned["squeeze_least"],
+            tuned["seeds"]) == (tune.SCENES, tune.EPOCHS, tune.LR, tune.SHARE, tune.LEAST,
+                                [tune.SEED + k for k in range(CONFIGS["full"].cls_members)])
