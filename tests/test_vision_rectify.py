@@ -3,6 +3,7 @@ calibrated table's homography, in the recogniser and the live table's reader."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -560,16 +561,16 @@ def bench_scene(k: int, decks: list[str], lean: float = 45.0):
 
 def test_a_level_photo_of_unknown_lean_is_read_turned_where_that_reads_more(rec, held_out):
     """Scenes of bench_view's seed 8 at 45 degrees where the picture as it is left cards unread
-    (measured): read as it is, 21 cards right (of 33 readable) and 2 wrong; read as a level
-    camera's, 32 (one of them optional) and none wrong (session 52, each turn's crops cut from
-    the picture; 33 when each turn was a drawn canvas, session 51)."""
+    (measured): read as it is, 25 cards right (of 33 readable) and none wrong; read as a level
+    camera's, 31, none wrong (session 54's classifiers, tuned on squeezed indices; before them
+    21 right and 2 wrong as it is, 32 as a level camera's: session 52)."""
     plain, level = Summary(), Summary()
     for k in (2, 3, 14, 34, 50, 59, 108, 109):
         image, ann = bench_scene(k, held_out)
         plain.add(score_image(rec.recognise(image), ann))
         level.add(score_image(rec.recognise_level(image), ann))
-    assert (plain.readable, plain.tp, plain.fp) == (33, 21, 2), plain.line("as it is")
-    assert level.tp >= 32 and level.fp == 0, level.line("level")
+    assert (plain.readable, plain.tp, plain.fp) == (33, 25, 0), plain.line("as it is")
+    assert level.tp >= 31 and level.fp == 0, level.line("level")
 
 
 def test_a_portrait_photo_is_turned_too_and_a_lean_past_its_horizon_is_not_tried(rec, held_out):
@@ -582,7 +583,7 @@ def test_a_portrait_photo_is_turned_too_and_a_lean_past_its_horizon_is_not_tried
     image, ann = render_scene(seen_from(spec, 45.0, 0.0), np.random.default_rng([8, 4, 2]))   # portrait, 45 degrees
     plain = score_image(rec.recognise(image), ann)
     level = score_image(rec.recognise_level(image, leans=(*LEVEL_LEANS, 70.0)), ann)
-    assert plain.tp == 1 and level.tp >= 3 and level.fp == 0, (plain.tp, level.tp, level.wrong)
+    assert plain.tp == 2 and level.tp >= 3 and level.fp == 0, (plain.tp, level.tp, level.wrong)   # (1 before session 54)
 
 
 def test_a_clear_picture_is_read_once_as_it_is(rec, held_out, monkeypatch):
@@ -617,14 +618,39 @@ def test_cardtable_recognise_reads_a_level_photo_turned_unless_told_overhead(rec
 
 
 def test_a_turn_that_spreads_the_index_sizes_is_not_taken(rec, held_out, monkeypatch):
-    """Overhead scene 223 of bench_view's seed 8: turned as for 20 degrees it reads a card more,
-    a wrong one, with its indices' sizes spread almost four times as much as in the picture as it is."""
+    """A turn's reading with a card more is kept only where its sure indices are about one
+    size (LEVEL_SIZE_SPREAD).  Overhead scene 223 of bench_view's seed 8 once read a wrong card
+    more turned as for 20 degrees, its indices' sizes spread about four times as much (sessions
+    51 and 52); the classifiers tuned in session 54 read no turn of it better than the picture as
+    it is, nor any overhead scene of seed 8 (nor seed 21's, nor seed 8's at 15 degrees) wrong
+    that way.  So the turns' readings are made here: the picture's own, with a card more, its
+    sure indices' heights spread or kept."""
     import vision.recogniser as recogniser
 
     image, ann = bench_scene(223, held_out, lean=0.0)
     plain = rec.recognise(image)
     assert plain.unknown                      # so the turns are tried
+    indices, _ = rec._read(image, 1, None)
+    assert recogniser._size_spread(indices) is not None      # (three sure indices or more to compare)
+    extra = recogniser.CardReading("AS" if all(c.card != "AS" for c in plain.cards) else "KD", 0.99, (0, 0, 9, 9))
+    more = recogniser.Recognition([*plain.cards, extra], plain.unknown)
+
+    def turned(heights):
+        read = rec._read
+
+        def fake(img, copies, view):
+            if view is None:
+                return read(img, copies, view)
+            return [dataclasses.replace(ix, height=heights(k, ix.height)) for k, ix in enumerate(indices)], more
+        return fake
+
+    # Sizes spread: every other index twice as tall.  The turn names a card more, and is refused.
+    monkeypatch.setattr(rec, "_read", turned(lambda k, h: h * (2.0 if k % 2 else 1.0)))
     assert rec.recognise_level(image) == plain
     monkeypatch.setattr(recogniser, "LEVEL_SIZE_SPREAD", math.inf)
-    careless = score_image(rec.recognise_level(image), ann)
-    assert len(careless.wrong) == 1 and careless.tp + careless.fp > len(plain.cards)
+    assert rec.recognise_level(image) == more             # (without the check it would be taken)
+    monkeypatch.setattr(recogniser, "LEVEL_SIZE_SPREAD", 1.5)
+    # Sizes as they were, all scaled alike (a turn enlarges the far side's cards): taken.
+    monkeypatch.setattr(rec, "_read", turned(lambda k, h: h * 1.3))
+    assert rec.recognise_level(image) == more
+    assert score_image(plain, ann).wrong == []
