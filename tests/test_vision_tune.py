@@ -153,7 +153,10 @@ def test_tuning_with_no_learning_rate_writes_the_model_it_read(art, tmp_path, ca
         assert np.abs(after - before).max() < 0.1 * np.abs(before).max(), name
         assert (after[:, :14].argmax(1) == before[:, :14].argmax(1)).mean() >= 0.9, name
     assert "tuned 1/1" in capfd.readouterr().out   # (said by the worker processes)
-    assert not list((tmp_path / "data").rglob("*.npz.tmp*")) and not list((tmp_path / "data").rglob("tune-crops.npz"))
+    data = tmp_path / "data"
+    assert list(data.rglob("shard*.npz")) and not list(data.rglob("*.tmp.npz"))
+    assert not list(data.rglob("tune-crops.npz")) and not list(out.glob(".*.tuning"))
+    assert record["seconds"] >= 0
     Recogniser(out)   # loads
 
 
@@ -164,10 +167,19 @@ def test_tuning_refuses_what_it_cannot_tune_before_any_work(art, tmp_path, capsy
     assert main(["--model", str(tmp_path / "missing"), "--out", str(tmp_path / "o"), "--data", str(data)]) == 2
     assert capsys.readouterr().err.startswith("tune: ")
     src, meta = _small_model(tmp_path)
-    del meta["config_values"]
-    (src / "model.json").write_text(json.dumps(meta))
+    (src / "model.json").write_text(json.dumps({k: v for k, v in meta.items() if k != "config_values"}))
     assert main(["--model", str(src), "--out", str(tmp_path / "o"), "--data", str(data)]) == 2
     assert "config_values" in capsys.readouterr().err
+    for broken, why in (({**meta, "classifier": []}, "names no classifier"),
+                        ({**meta, "quantised": {"networks": "classifier"}}, "calibrated"),
+                        ([1, 2], "not a model's record")):
+        (src / "model.json").write_text(json.dumps(broken))
+        assert main(["--model", str(src), "--out", str(tmp_path / "o"), "--data", str(data)]) == 2
+        assert why in capsys.readouterr().err, why
+    (src / "model.json").write_text(json.dumps(meta))
+    (tmp_path / "a-file").write_text("")
+    assert main(["--model", str(src), "--out", str(tmp_path / "a-file"), "--data", str(data)]) == 2
+    assert "not a folder" in capsys.readouterr().err
     assert not (tmp_path / "o").exists() and not data.exists()
     for args in (["--share", "1.5"], ["--least", "0"], ["--epochs", "0"], ["--lr", "nan"]):
         with pytest.raises(SystemExit) as refused:

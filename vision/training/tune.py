@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import shutil
 import sys
 import tempfile
@@ -192,10 +193,21 @@ def tune_model(model_dir: Path, out: Path, scenes: int = SCENES, epochs: int = E
     meta_path = model_dir / "model.json"
     try:
         meta = json.loads(meta_path.read_text())
+        if not isinstance(meta, dict):
+            raise ValueError("not a model's record (a JSON object)")
         cfg = config_of(meta)
+        files = meta.get("classifier")
+        files = files if isinstance(files, list) else [files]
+        if not files or not all(isinstance(name, str) and name for name in files):
+            raise ValueError("its model.json names no classifier")
+        quantised = meta.get("quantised")
+        if quantised and not (isinstance(quantised, dict) and isinstance(quantised.get("calibration"), dict)
+                              and {"scenes", "seed"} <= set(quantised["calibration"])):
+            raise ValueError("its model.json says it is in 8 bits but not how it was calibrated")
     except (OSError, ValueError, TypeError) as e:
         raise TuneError(f"{meta_path}: {e}") from None
-    files = meta["classifier"] if isinstance(meta["classifier"], list) else [meta["classifier"]]
+    if out.exists() and not out.is_dir():
+        raise TuneError(f"{out}: not a folder")
     for name in files:   # every file loads before any scene is rendered
         T.load_onnx_weights(IndexClassifier(cfg.cls_width, standardised=cfg.standardise), model_dir / name)
     started = time.time()
@@ -209,31 +221,34 @@ def tune_model(model_dir: Path, out: Path, scenes: int = SCENES, epochs: int = E
     decks = real * repeat + generated
     data_dir = data_dir or DATA_DIR / "tune"
     crops, seeds = [], [seed + k for k in range(len(files))]
-    for member_seed in seeds:
-        scene_dir = data_dir / f"{meta.get('config', 'model')}-{member_seed}-{scenes}"
-        log(f"rendering {scenes} scenes into {scene_dir}")
-        generate_scenes(scene_dir, scenes, member_seed, decks, workers=workers, log=log)
-        X, R, S = T.scene_crops(load_scenes(scene_dir), cfg, member_seed)
-        crops.append(scene_dir / "tune-crops.npz")
-        np.savez(crops[-1], X=X, R=R, S=S)
-        log(f"{len(X)} crops")
-        del X, R, S
-    jobs = [(str(model_dir / name), str(path), cfg, epochs, lr, share, least, member_seed,
-             max(1, threads // len(files)), f"classifier {k + 1}/{len(files)}")
-            for k, (name, path, member_seed) in enumerate(zip(files, crops, seeds))]
     try:
+        for member_seed in seeds:
+            scene_dir = data_dir / f"{meta.get('config', 'model')}-{member_seed}-{scenes}"
+            log(f"rendering {scenes} scenes into {scene_dir}")
+            # The recipe's scenes (its leaning and dim shares too); the crops its classifiers
+            # were cut from, less detector_crops (off in ``full``), which would need the detector run.
+            generate_scenes(scene_dir, scenes, member_seed, decks, workers=workers, log=log,
+                            views=cfg.lean_share, dim=cfg.dim_share)
+            X, R, S = T.scene_crops(load_scenes(scene_dir), cfg, member_seed)
+            crops.append(scene_dir / "tune-crops.npz")
+            np.savez(crops[-1], X=X, R=R, S=S)
+            log(f"{len(X)} crops")
+            del X, R, S
+        jobs = [(str(model_dir / name), str(path), cfg, epochs, lr, share, least, member_seed,
+                 max(1, threads // len(files)), f"classifier {k + 1}/{len(files)}")
+                for k, (name, path, member_seed) in enumerate(zip(files, crops, seeds))]
         if len(jobs) == 1:
             states = [_tune_member(jobs[0][:8] + (threads,) + jobs[0][9:])]
         else:
             with T._worker_pool(len(jobs)) as pool:
                 states = list(pool.map(_tune_member, jobs))
-    finally:
+    finally:   # (about 350 MB each; cut again in a minute or two)
         for path in crops:
             path.unlink(missing_ok=True)
     record = {"scenes": scenes, "epochs": epochs, "lr": lr, "squeeze_share": share, "squeeze_least": least,
               "seeds": seeds, "torch": torch.__version__,
               "precision": "bfloat16" if T.fast_math(cfg) else "float32"}
-    quantised = meta.pop("quantised", None)
+    meta.pop("quantised", None)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         for f in model_dir.iterdir():
@@ -244,16 +259,26 @@ def tune_model(model_dir: Path, out: Path, scenes: int = SCENES, epochs: int = E
             net.load_state_dict(state)
             T.export_onnx(net, torch.zeros(1, 3, PATCH_H, PATCH_W), tmp / name, dynamic_hw=False,
                           half_weights=cfg.cls_half_weights)
-        record["seconds"] = round(time.time() - started)
-        meta["tuned"] = [*meta.get("tuned", []), record]
         (tmp / "model.json").write_text(json.dumps(meta, indent=1) + "\n")
         if quantised:
-            from vision.training.quantise import quantise_classifiers
+            from vision.training.quantise import QuantiseError, quantise_classifiers
             calibration = quantised["calibration"]
-            quantise_classifiers(tmp, calibration_scenes or calibration["scenes"], seed=calibration["seed"], log=log)
+            try:
+                quantise_classifiers(tmp, calibration_scenes or calibration["scenes"], seed=calibration["seed"],
+                                     log=log)
+            except QuantiseError as e:
+                raise TuneError(f"storing the tuned classifiers in 8 bits: {e}") from None
+        record["seconds"] = round(time.time() - started)   # (scenes, training and quantising)
+        meta = json.loads((tmp / "model.json").read_text())
+        meta["tuned"] = [*meta.get("tuned", []), record]
+        (tmp / "model.json").write_text(json.dumps(meta, indent=1) + "\n")
+        # Into place: the networks first, each under a passing name and then renamed, and the
+        # record last, so that an interrupted copy leaves the old record naming what it did.
         out.mkdir(parents=True, exist_ok=True)
-        for f in tmp.iterdir():
-            shutil.copyfile(f, out / f.name)
+        for f in sorted(tmp.iterdir(), key=lambda f: f.name == "model.json"):
+            passing = out / f".{f.name}.tuning"
+            shutil.copyfile(f, passing)
+            os.replace(passing, out / f.name)
     log(f"tuned {len(files)} classifier{'s' * (len(files) > 1)} of {model_dir} into {out} "
         f"in {time.time() - started:.0f} s")
     return record
