@@ -998,7 +998,10 @@ def load_onnx_weights(net: torch.nn.Module, path: Path) -> None:
     if any(node.op_type == "BatchNormalization" for node in graph.node):
         raise ValueError(f"{path}: batch normalisation not folded (exported in training mode?)")
     state = net.state_dict()
-    _dequantise_into(arrays, graph)
+    try:
+        _dequantise_into(arrays, graph)
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
     # Unfolded parameters keep their names in the file; each folded convolution
     # has anonymous ones, in the order the network computes them (an 8-bit one,
     # its quantised weight's and bias's names).
