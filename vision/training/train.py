@@ -357,6 +357,32 @@ def _held_out_outputs(net: torch.nn.Module, Xt: torch.Tensor, val: np.ndarray, p
     return torch.cat(outs)
 
 
+def held_out_read(net: torch.nn.Module, Xt: torch.Tensor, Rt: torch.Tensor, St: torch.Tensor, val: np.ndarray,
+                  prep, precision) -> float:
+    """The share of the held-out crops ``Xt[val]`` whose rank and suit ``net`` reads right (a
+    hidden rank, or no suit, counts as right whatever it reads there): the classifier's
+    progress line in training (:func:`train_classifier`) and tuning (vision.training.tune)."""
+    out = _held_out_outputs(net, Xt, val, prep, precision)
+    r, s = Rt[val], St[val]
+    ok = (((r == RANK_HIDDEN) | (out[:, :NOT_INDEX + 1].argmax(1) == r))
+          & ((s < 0) | (out[:, NOT_INDEX + 1:].argmax(1) == s)))
+    return ok.float().mean().item()
+
+
+def scene_designs(real: list[str], generated: list[str], real_share: float) -> list[str]:
+    """The list a scene picks its design from, uniformly: the registry designs repeated so
+    that they get about ``real_share`` of the scenes beside the generated ones (their art is
+    richer; the generated designs bring the variety of typefaces).
+
+    >>> scene_designs(["a", "b"], ["g1", "g2", "g3", "g4"], 0.5)
+    ['a', 'b', 'a', 'b', 'g1', 'g2', 'g3', 'g4']
+    >>> scene_designs(["a", "b"], [], 0.5)
+    ['a', 'b']
+    """
+    repeat = max(1, round(len(generated) / len(real) * real_share / (1 - real_share))) if generated else 1
+    return real * repeat + generated
+
+
 def epoch_steps(n: int, batch: int) -> int:
     """Training steps in one epoch over ``n`` crops (the rest after :func:`validation_size`)."""
     return math.ceil((n - validation_size(n)) / batch)
@@ -632,14 +658,10 @@ def train_classifier(X: np.ndarray, R: np.ndarray, S: np.ndarray, cfg: Config, s
             sched.step()
             tot += loss.item() * len(idx)
         net.eval()
-        out = _held_out_outputs(net, Xt, val, prep, precision)
-        pr = out[:, :NOT_INDEX + 1].argmax(1)
-        ps = out[:, NOT_INDEX + 1:].argmax(1)
-        r, s = Rt[val], St[val]
-        ok = ((r == RANK_HIDDEN) | (pr == r)) & ((s < 0) | (ps == s))
+        ok = held_out_read(net, Xt, Rt, St, val, prep, precision)
         net.train()
         _log(f"{name} epoch {epoch + 1}/{epochs} loss {tot / len(tr):.3f} "
-             f"val acc {ok.float().mean().item():.4f} (n={len(val)})")
+             f"val acc {ok:.4f} (n={len(val)})")
         epoch += 1
         if until is not None and epoch == 1 and epochs > 1:
             now = clock()
@@ -1215,11 +1237,7 @@ def main(argv: list[str] | None = None) -> int:
     decks = real + generated
     _log(f"training designs ({len(decks)}): {', '.join(real)} and {len(generated)} generated; "
          f"held out: {', '.join(HELD_OUT)}")
-    # Scenes pick a design uniformly from this list: repeating the registry
-    # designs gives them ``real_share`` of the scenes (their art is richer
-    # than the generated designs', which bring the variety of typefaces).
-    repeat = max(1, round(len(generated) / len(real) * cfg.real_share / (1 - cfg.real_share))) if generated else 1
-    scene_decks = real * repeat + generated
+    scene_decks = scene_designs(real, generated, cfg.real_share)
 
     data_dir = args.data or DATA_DIR / "train" / f"{args.config}-{args.seed}"
     _log(f"rendering {cfg.scenes} scenes into {data_dir}")

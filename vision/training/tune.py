@@ -46,7 +46,7 @@ from vision.recogniser import MODEL_DIR
 from vision.synth.decks import DATA_DIR, available_decks, build_face_cache
 from vision.synth.procedural import build_generated_decks
 from vision.training import train as T
-from vision.training.data import RANK_HIDDEN, generate_scenes, load_scenes
+from vision.training.data import generate_scenes, load_scenes
 from vision.training.models import IndexClassifier
 
 #: The recipe tuned and measured in session 54 (docs/vision-experiments.md): member k of
@@ -140,14 +140,11 @@ def tune_classifier(net: IndexClassifier, X: np.ndarray, R: np.ndarray, S: np.nd
             sched.step()
             total += loss.item() * len(idx)
         net.eval()
-        out = T._held_out_outputs(net, Xt, val, prep, precision)
-        r, s = Rt[val], St[val]
-        ok = (((r == RANK_HIDDEN) | (out[:, :NOT_INDEX + 1].argmax(1) == r))
-              & ((s < 0) | (out[:, NOT_INDEX + 1:].argmax(1) == s)))
+        ok = T.held_out_read(net, Xt, Rt, St, val, prep, precision)
         net.train()
         _frozen_statistics(net)
         log(f"{name} tuned {epoch + 1}/{epochs}: loss {total / max(1, len(tr)):.3f}, held-out crops read "
-            f"{ok.float().mean().item():.4f} (n={len(val)}), {time.time() - started:.0f} s")
+            f"{ok:.4f} (n={len(val)}), {time.time() - started:.0f} s")
     return T._trained(net)
 
 
@@ -217,8 +214,7 @@ def tune_model(model_dir: Path, out: Path, scenes: int = SCENES, epochs: int = E
     if not real:
         raise TuneError("none of the model's training designs is installed: run scripts/fetch-art.sh")
     generated = build_generated_decks(meta.get("generated_designs", 0), log=log, workers=workers)
-    repeat = max(1, round(len(generated) / len(real) * cfg.real_share / (1 - cfg.real_share))) if generated else 1
-    decks = real * repeat + generated
+    decks = T.scene_designs(real, generated, cfg.real_share)
     data_dir = data_dir or DATA_DIR / "tune"
     crops, seeds = [], [seed + k for k in range(len(files))]
     try:
