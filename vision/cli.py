@@ -15,9 +15,11 @@ How a picture is read depends on what is known of the camera:
   at the top) of unknown lean, read as it is and, where that leaves an unknown
   box, also turned to straight down at a few leans; the reading that names the
   most cards is kept, unless its indices' sizes spread more than the picture's
-  (``Recogniser.recognise_level``).  Up to five readings' time on a slanted
-  photo, one on a clear one;
-* ``--overhead``: the camera looked straight down; read as it is, once;
+  (``Recogniser.recognise_level``); a card is named at the confidence a turned
+  picture needs (0.85), since the lean may squeeze its index.  Up to five
+  readings' time on a slanted photo, one on a clear one;
+* ``--overhead``: the camera looked straight down; read as it is, once, a card
+  named at the model's accept threshold;
 * ``--config FILE``: the table's calibration from a configuration file
   (``[geometry]``, as ``cardtable calibrate --write`` leaves it): pictures from a
   camera that leans off straight down are read turned to straight down
@@ -113,7 +115,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--json", action="store_true", help="print one JSON document")
     ap.add_argument("--model", type=Path, default=None, help="model directory (default: the bundled model)")
     ap.add_argument("--threshold", type=float, default=None,
-                    help="confidence below which a card is reported as unknown (default from the model)")
+                    help="confidence below which a card is reported as unknown (default from the model; "
+                         "0.85 at least where the picture is read turned or its lean is unknown)")
     ap.add_argument("--config", metavar="FILE", default=None,
                     help="a configuration file whose [geometry] calibration says how the camera looks at the "
                          "table: a slanted view is read turned to straight down, as cardtable run reads it")
