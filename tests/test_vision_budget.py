@@ -36,6 +36,24 @@ def test_the_estimate_matches_the_measured_run():
     assert abs(estimate(FULL, ZEN5, INDICES, 6000, 8, 3, 14) - 4507) < 450
 
 
+def test_the_tuning_is_kept_where_it_fits_and_given_up_first_where_not():
+    recipe = estimate(FULL, ZEN5, INDICES, 6000, 8, 3, 14)
+    tune = B.tuning(FULL, ZEN5, INDICES, 3)
+    assert tune > 0 and B.tuning(replace(FULL, tune_scenes=0), ZEN5, INDICES, 3) == 0
+    p = plan(FULL, ZEN5, INDICES, left=7200 - 370)
+    assert p.tune and p.seconds == recipe + tune
+    # A budget that holds the recipe but not its tuning: the tuning goes, nothing else.
+    left = (recipe + tune / 2) / (1 - 2 * B.MARGIN)
+    assert _usable(left, ZEN5) > recipe
+    p = plan(FULL, ZEN5, INDICES, left)
+    assert not p.tune and p.cut and (p.cls_members, p.cls_epochs, p.det_steps) == (3, 14, 6000)
+    assert p.seconds == recipe and p.recipe_seconds == recipe + tune
+    assert p.describe(FULL).split("to fit, ")[1].startswith("no tuning on squeezed indices (about")
+    # A config without tuning never plans one, and is not cut for it.
+    p = plan(replace(FULL, tune_scenes=0), ZEN5, INDICES, left)
+    assert not p.tune and not p.cut
+
+
 def test_classifiers_beyond_two_go_first_the_last_first_and_keep_their_epochs():
     # A machine half as slow again: the recipe (about 123 minutes) does not fit; without
     # the third classifier (its draw and its training) it does.

@@ -600,6 +600,43 @@ def test_a_slow_machine_trains_less_to_fit_the_budget(art, tmp_path, capsys, mon
     assert meta["accept_threshold"] == CONFIGS["tiny"].accept_threshold
 
 
+def test_the_command_tunes_its_classifiers_where_the_config_says_and_the_budget_allows(art, tmp_path, capsys,
+                                                                                        monkeypatch):
+    """``tune_scenes`` (4000 in ``full``): once trained and stored in 8 bits, the classifiers are
+    tuned on squeezed indices (vision.training.tune) by the same command, within its budget."""
+    from vision.recogniser import Recogniser
+    from vision.training import train as T
+    from vision.training import tune
+    from vision.training.budget import Speeds
+
+    def fast(scenes, cfg, seed, threads, jobs, draw_seconds, detector=True, refiner=True):
+        return Speeds(draw=draw_seconds, det_step=0.01, refine_step=0.01, cls_step=0.01, cls_alone_step=0.01)
+
+    monkeypatch.setattr(T, "measure_speeds", fast)
+    out, data = tmp_path / "model", tmp_path / "data"
+    assert T.main(["--config", "tiny", "--out", str(out), "--data", str(data), "--workers", "1",
+                   "--hours", "1", "--set", "tune_scenes=3"]) == 0
+    printed = capsys.readouterr().out
+    assert "the recipe fits" in printed and "tuned 2 classifiers" in printed
+    meta = json.loads((out / "model.json").read_text())
+    assert meta["config_values"]["tune_scenes"] == 3 and meta["budget"]["cut"] is False
+    (tuned,) = meta["tuned"]
+    assert tuned["scenes"] == 3 and tuned["epochs"] == tune.EPOCHS and tuned["seeds"] == [tune.SEED, tune.SEED + 1]
+    assert meta["quantised"]["calibration"]["scenes"] == 2          # in 8 bits again, as trained
+    assert sorted(p.name for p in (tmp_path / "data-tune").iterdir()) == [f"tiny-{tune.SEED}-3",
+                                                                         f"tiny-{tune.SEED + 1}-3"]
+    assert len(Recogniser(out).classifiers) == 2
+    # Where the tuning would not fit once the classifiers are trained, it is given up, and
+    # the model is written as trained, its record saying so.
+    monkeypatch.setattr(T, "tuning", lambda cfg, speeds, indices, members: 3600.0 if members == 2 else 0.0)
+    out2 = tmp_path / "model2"
+    assert T.main(["--config", "tiny", "--out", str(out2), "--data", str(data), "--workers", "1",
+                   "--hours", "1", "--set", "tune_scenes=3", "--reuse-detector"]) == 0
+    assert "no tuning on squeezed indices, which would take about 60 minutes, to end in time" in capsys.readouterr().out
+    meta2 = json.loads((out2 / "model.json").read_text())
+    assert meta2["config_values"]["tune_scenes"] == 0 and "tuned" not in meta2
+
+
 def test_slow_classifiers_keep_two_of_fewer_epochs(art, tmp_path, capsys, monkeypatch):
     """The middle step of the plan carried out: classifiers so slow that two of 5 epochs
     do not fit but two of 3 do (the speeds stand in for such a machine, sized from the

@@ -9,13 +9,16 @@ how long a draw takes on this machine; it then times a few steps of each network
 
 What it gives up first is what earlier sessions found costs least:
 
-1. classifiers of the ensemble beyond two, the last first (each costs a whole draw
+1. the tuning of the classifiers on squeezed indices once they are trained
+   (``tune_scenes``, vision.training.tune): it mends a leaning camera's readings, and the
+   overhead scenes read as well without it (session 54);
+2. classifiers of the ensemble beyond two, the last first (each costs a whole draw
    of scenes and a full classifier's training), the ones kept keeping all their epochs
    (three of 4 epochs read fewer images exactly than two of 6, session 36);
-2. then the two classifiers' epochs, down to :data:`LEAST_MEMBER_SHARE` of the
+3. then the two classifiers' epochs, down to :data:`LEAST_MEMBER_SHARE` of the
    recipe's: two short classifiers read far fewer wrong cards than one long one
    for the same time (session 34 in docs/vision-experiments.md);
-3. then the second classifier, and with one left, every network's steps in the
+4. then the second classifier, and with one left, every network's steps in the
    same proportion (the detector's steps, the refiner's epochs, the classifier's
    epochs).
 
@@ -37,12 +40,12 @@ classifiers of 6 epochs:
 >>> from vision.training.train import CONFIGS
 >>> zen5 = Speeds(draw=210.0, det_step=0.078, refine_step=0.066, cls_step=0.064, cls_alone_step=0.095)
 >>> p = plan(CONFIGS["full"], zen5, indices=72124, left=7200 - 370)
->>> (p.cls_members, p.cls_epochs, p.det_steps, p.cut)
-(3, 14, 6000, False)
+>>> (p.cls_members, p.cls_epochs, p.det_steps, p.tune, p.cut)
+(3, 14, 6000, True, False)
 >>> zen3 = Speeds(draw=366.0, det_step=0.22, refine_step=0.19, cls_step=0.19, cls_alone_step=0.22)
 >>> p = plan(CONFIGS["full"], zen3, indices=72124, left=7200 - 642)
->>> (p.cls_members, p.cls_epochs, p.det_steps, p.refine_epochs, p.cut)
-(2, 6, 6000, 8, True)
+>>> (p.cls_members, p.cls_epochs, p.det_steps, p.refine_epochs, p.tune, p.cut)
+(2, 6, 6000, 8, False, True)
 """
 
 from __future__ import annotations
@@ -108,11 +111,15 @@ class Plan:
     recipe_seconds: float
     #: Whether anything was given up.
     cut: bool
+    #: Whether the classifiers are tuned once trained (the config's ``tune_scenes``, kept).
+    tune: bool = False
 
     def describe(self, cfg) -> str:
         if not self.cut:
             return (f"the recipe fits: about {self.seconds / 60:.0f} more minutes at the speeds measured")
         changes = []
+        if cfg.tune_scenes and not self.tune:
+            changes.append("no tuning on squeezed indices")
         if self.cls_members != cfg.cls_members:
             changes.append(f"{self.cls_members} classifier{'s' * (self.cls_members > 1)} instead of {cfg.cls_members}")
         if self.det_steps != cfg.det_steps:
@@ -142,6 +149,19 @@ def estimate(cfg, speeds: Speeds, indices: int, det_steps: int, refine_epochs: i
     return around + det + ref + cls
 
 
+def tuning(cfg, speeds: Speeds, indices: int, members: int) -> float:
+    """Seconds of the tuning step (vision.training.tune) for ``members`` classifiers, 0 where the
+    config has none: each classifier's draw of ``tune_scenes`` (rendered and cut as a draw is),
+    its epochs' steps, and quantising again."""
+    if not cfg.tune_scenes:
+        return 0.0
+    from vision.training.tune import EPOCHS   # (tune imports train, which imports this module)
+
+    share = cfg.tune_scenes / cfg.scenes
+    steps = EPOCHS * _epoch_steps(indices * share * CLASSIFIER_CROPS_PER_INDEX, cfg.cls_batch)
+    return members * (speeds.draw * share + steps * speeds.member_step(members)) + FINISH_SECONDS
+
+
 def _ensembles(cfg) -> list[tuple[int, int]]:
     """The classifiers (members, epochs each) to try with every other step kept, the
     best first: the recipe's, fewer members down to two, two with fewer epochs, one.
@@ -162,12 +182,16 @@ def plan(cfg, speeds: Speeds, indices: int, left: float) -> Plan:
     scenes, whose ``indices`` annotated indices set the crops' number; a BudgetError when
     not even a quarter of every network's steps, with one classifier, fits."""
     usable = left - MARGIN * (left + speeds.draw)   # (the margin: a share of the whole budget, about)
-    recipe = estimate(cfg, speeds, indices, cfg.det_steps, cfg.refine_epochs, cfg.cls_members, cfg.cls_epochs)
+    recipe = estimate(cfg, speeds, indices, cfg.det_steps, cfg.refine_epochs, cfg.cls_members, cfg.cls_epochs) \
+        + tuning(cfg, speeds, indices, cfg.cls_members)
+    if cfg.tune_scenes and recipe <= usable:
+        return Plan(cfg.det_steps, cfg.refine_epochs, cfg.cls_members, cfg.cls_epochs, recipe, recipe,
+                    cut=False, tune=True)
     for members, epochs in _ensembles(cfg):
         seconds = estimate(cfg, speeds, indices, cfg.det_steps, cfg.refine_epochs, members, epochs)
         if seconds <= usable:
             return Plan(cfg.det_steps, cfg.refine_epochs, members, epochs, seconds, recipe,
-                        cut=(members, epochs) != (cfg.cls_members, cfg.cls_epochs))
+                        cut=(members, epochs) != (cfg.cls_members, cfg.cls_epochs) or bool(cfg.tune_scenes))
     # One classifier does not fit either: every network's steps in the same share, the
     # largest that fits (the estimate grows with the share, so halve the interval).
     def counts(share: float) -> tuple[int, int, int]:
@@ -188,10 +212,12 @@ def plan(cfg, speeds: Speeds, indices: int, left: float) -> Plan:
     return Plan(det, ref, 1, epochs, estimate(cfg, speeds, indices, det, ref, 1, epochs), recipe, cut=True)
 
 
-def classifier_epochs(planned: int, members: int, epoch_steps: list[int], speeds: Speeds, left: float) -> int:
+def classifier_epochs(planned: int, members: int, epoch_steps: list[int], speeds: Speeds, left: float,
+                      after: float = 0.0) -> int:
     """The classifiers' epochs that fit in ``left`` seconds, once their crops are cut
-    (``epoch_steps``: each classifier's steps per epoch): ``planned`` or fewer, at least 1."""
-    usable = left - FINISH_SECONDS - MARGIN * left
+    (``epoch_steps``: each classifier's steps per epoch), with ``after`` seconds kept for what
+    follows them besides the export (the tuning's :func:`tuning`): ``planned`` or fewer, at least 1."""
+    usable = left - FINISH_SECONDS - after - MARGIN * left
     per_epoch = sum(epoch_steps) * speeds.member_step(members)
     return max(1, min(planned, math.floor(usable / per_epoch)))
 

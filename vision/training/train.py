@@ -9,9 +9,10 @@ training scenes from the training designs only (``HELD_OUT`` designs are
 never seen), train the index detector, train the index refiner on the
 detector's errors in those scenes, cut index crops and train the index
 classifiers (side by side, ``--jobs``), export them to ONNX (opset 11, runs through ``cv2.dnn``) with a
-``model.json`` holding the decision thresholds, and store the classifiers in 8
+``model.json`` holding the decision thresholds, store the classifiers in 8
 bits (``vision.training.quantise``; the float ones are kept in the data
-folder).  PyTorch on the CPU, ``--threads`` threads (default 2), shared by the
+folder), and, where the config says (``tune_scenes``: ``full``), tune them for a
+leaning camera (``vision.training.tune``).  PyTorch on the CPU, ``--threads`` threads (default 2), shared by the
 classifiers that train side by side (one each at least: three on 2 cores share
 them, which gets through more steps than one after another); no GPU is used
 even if one is present.
@@ -53,7 +54,7 @@ from vision.training.data import (MORE_COVERED_FROM, RANK_HIDDEN, SUIT_HIDDEN, S
                                   classifier_crops, covered_crops, detector_crops, detector_targets, generate_scenes,
                                   load_scenes, refiner_samples)
 from vision.training.models import IndexClassifier, IndexDetector, IndexRefiner
-from vision.training.budget import FINISH_SECONDS, BudgetError, Speeds, classifier_epochs, plan
+from vision.training.budget import FINISH_SECONDS, BudgetError, Speeds, classifier_epochs, plan, tuning
 from vision.training.quantise import quantise_classifiers
 
 MODEL_DIR = Path(__file__).resolve().parents[1] / "models"
@@ -207,6 +208,13 @@ class Config:
     #: 0 = leave them in float.  100 in ``full``: the recogniser then reads the validation
     #: scenes as before in less time (docs/vision-experiments.md, session 24).
     quantise_scenes: int = 0
+    #: Once trained (and stored in 8 bits), tune the classifiers on this many new scenes each,
+    #: 40% of their index crops squeezed as a leaning camera squeezes them
+    #: (vision.training.tune, its recipe's other numbers there); 0 = no tuning.  4000 in
+    #: ``full``: a level photograph at 45 degrees reads 13 wrong cards instead of 19 on two
+    #: seeds, the overhead scenes as well as before (docs/vision-experiments.md, session 54).
+    #: The first thing a short time budget gives up (vision.training.budget).
+    tune_scenes: int = 0
     #: Hours the whole command may take (``--hours``); 0 = no limit.  When the recipe would
     #: take longer at the speeds measured on this machine, it trains less, as
     #: vision.training.budget says.  2 in ``full``: the recipe fits on a CPU with native
@@ -242,7 +250,8 @@ CONFIGS = {
                    views=((0.0, 1.0), (7.0, 1.0), (-7.0, 1.0), (0.0, 0.88), (0.0, 1.12)),
                    refiner=True, refine_epochs=8, look_turned=True, weak_heat=0.1, weak_max=6, weak_accept=0.90,
                    screen_clear=0.96, partly_covered_copies=10, more_covered_copies=2, cls_members=3,
-                   cls_half_weights=True, refine_half_weights=True, bf16=True, quantise_scenes=100, hours=2.0),
+                   cls_half_weights=True, refine_half_weights=True, bf16=True, quantise_scenes=100,
+                   tune_scenes=4000, hours=2.0),
 }
 
 
@@ -1267,7 +1276,8 @@ def main(argv: list[str] | None = None) -> int:
         _log(f"time budget {hours:g} h: {budget_plan.describe(cfg)}")
         cfg = replace(cfg, refine_epochs=budget_plan.refine_epochs, cls_members=budget_plan.cls_members,
                       cls_epochs=budget_plan.cls_epochs,
-                      det_steps=budget_plan.det_steps if train_det else cfg.det_steps)
+                      det_steps=budget_plan.det_steps if train_det else cfg.det_steps,
+                      tune_scenes=cfg.tune_scenes if budget_plan.tune else 0)
         jobs = min(jobs, cfg.cls_members)
     reused = False
     if det_from is not None:
@@ -1336,19 +1346,22 @@ def main(argv: list[str] | None = None) -> int:
         crop_counts.append(len(X))
         np.savez(crop_files[-1], X=X, R=R, S=S)
         del X, R, S
+    # The time kept for the tuning after the classifiers (none without a budget, or a tuning).
+    tune_reserve = tuning(cfg, speeds, indices, cfg.cls_members) if deadline else 0.0
     if deadline:
         # The longest part last: its epochs checked against the time now left and the crops' real number.
         epochs = classifier_epochs(cfg.cls_epochs, cfg.cls_members,
                                    [epoch_steps(n, cfg.cls_batch) for n in crop_counts], speeds,
-                                   deadline - time.time())
+                                   deadline - time.time(), after=tune_reserve)
         if epochs != cfg.cls_epochs:
             _log(f"time budget {hours:g} h: {epochs} classifier epochs instead of {cfg.cls_epochs}, "
                  f"to fit the time left")
             cfg = replace(cfg, cls_epochs=epochs)
     try:
-        # What follows the classifiers (export, quantising) needs FINISH_SECONDS of the budget.
+        # What follows the classifiers (export, quantising) needs FINISH_SECONDS of the budget,
+        # and the tuning its own.
         members = train_classifiers(crop_files, cfg, member_seeds, jobs, args.threads,
-                                    until=deadline - FINISH_SECONDS if deadline else None)
+                                    until=deadline - FINISH_SECONDS - tune_reserve if deadline else None)
     finally:
         for f in crop_files:   # cut again in a minute or two; not worth their disk space
             f.unlink(missing_ok=True)
@@ -1364,6 +1377,13 @@ def main(argv: list[str] | None = None) -> int:
         _log(f"time budget {hours:g} h: two classifiers of {', '.join(map(str, trained_epochs))} epochs, where "
              f"the recipe trains {recipe.cls_members} of {recipe.cls_epochs}: they read at accept threshold "
              f"{cfg.accept_threshold:g} (pair_accept_threshold) instead of {recipe.accept_threshold:g}")
+    if deadline and cfg.tune_scenes:
+        # Checked again with the classifiers trained: they may have run late.
+        needed = tuning(cfg, speeds, indices, len(members))
+        if time.time() + FINISH_SECONDS + needed > deadline:
+            _log(f"time budget {hours:g} h: no tuning on squeezed indices, which would take about "
+                 f"{needed / 60:.0f} minutes, to end in time")
+            cfg = replace(cfg, tune_scenes=0)
 
     args.out.mkdir(parents=True, exist_ok=True)
     export_detector(det, args.out / "index_detector.onnx")
@@ -1437,6 +1457,14 @@ def main(argv: list[str] | None = None) -> int:
         for name in classifier_files:
             shutil.copyfile(args.out / name, float_dir / name)
         quantise_classifiers(args.out, cfg.quantise_scenes, seed=args.seed + 1000, log=_log)
+    if cfg.tune_scenes:
+        from vision.training.tune import TuneError, tune_model   # (tune imports this module)
+        try:
+            tune_model(args.out, args.out, scenes=cfg.tune_scenes, workers=args.workers, threads=args.threads,
+                       data_dir=data_dir.with_name(f"{data_dir.name}-tune"), log=_log)
+        except TuneError as e:
+            print(f"tuning the classifiers: {e}", file=sys.stderr)
+            return 2
     written = ["index_detector.onnx", *classifier_files] + (["index_refiner.onnx"] if ref is not None else [])
     _log(f"wrote {', '.join(written)} and model.json to {args.out} in {time.time() - t_start:.0f} s")
     return 0

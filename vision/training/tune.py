@@ -19,6 +19,9 @@ A model stored in 8 bits is read back from its 8-bit weights
 calibration scenes).  ``model.json`` keeps its training record (``config_values`` is
 still the recipe it was trained with) and gains a ``tuned`` entry per tuning.
 
+The training command tunes its model itself where its config says (``tune_scenes``: 4000
+in ``full``, within its time budget); this command tunes a model already trained.
+
 Needs torch (the ``test`` or ``train`` extra); a few minutes on 2 cores (session 54:
 about 4 minutes of training, 3 classifiers side by side, after 5 minutes of scenes).
 """
@@ -52,7 +55,7 @@ from vision.training.models import IndexClassifier
 #: The recipe tuned and measured in session 54 (docs/vision-experiments.md): member k of
 #: the ensemble is tuned on SCENES scenes of seed SEED + k, EPOCHS epochs at most LR,
 #: SHARE of its index crops squeezed by LEAST to 1.
-SCENES = 4000
+SCENES = T.CONFIGS["full"].tune_scenes   # (what the training command tunes ``full`` with)
 EPOCHS = 3
 LR = 4e-4
 SHARE = 0.4
