@@ -634,7 +634,7 @@ def test_the_command_tunes_its_classifiers_where_the_config_says_and_the_budget_
                    "--hours", "1", "--set", "tune_scenes=3", "--reuse-detector"]) == 0
     assert "no tuning on squeezed indices, which would take about 60 minutes, to end in time" in capsys.readouterr().out
     meta2 = json.loads((out2 / "model.json").read_text())
-    assert meta2["config_values"]["tune_scenes"] == 0 and "tuned" not in meta2
+    assert meta2["config_values"]["tune_scenes"] == 0 and "tuned" not in meta2 and meta2["budget"]["cut"] is True
 
 
 def test_slow_classifiers_keep_two_of_fewer_epochs(art, tmp_path, capsys, monkeypatch):

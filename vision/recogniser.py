@@ -837,11 +837,12 @@ class Recogniser:
         The picture is read as it is and, where that leaves a card unread (an unknown box),
         turned to straight down as a camera leaning each of ``leans`` degrees would need
         (through a lens ``fov`` degrees across); every reading, the one as it is too, reports a
-        card at :data:`VIEW_ACCEPT` or more, since the lean may squeeze the indices.  A turn's reading replaces the best so far when
-        it names more cards, unless the indices read surely lie further from one size than in
-        the picture as it is (:data:`LEVEL_SIZE_SPREAD`; not compared where either has fewer
-        than three): on the right turn a deck's indices are all one size, and a turn that does
-        not fit the camera spreads them, squeezing the cards the other way.  A lean at which
+        card at :data:`VIEW_ACCEPT` or more, since the lean may squeeze the indices.  A turn's
+        reading replaces the best so far when it names more cards, unless the indices read
+        surely lie further from one size than in the picture as it is (:data:`LEVEL_SIZE_SPREAD`;
+        not compared where either has fewer than three): on the right turn a deck's indices are
+        all one size, and a turn that does not fit the camera spreads them, squeezing the cards
+        the other way.  A lean at which
         the picture's top would look past the horizon (a steep lean of a tall portrait
         picture) is not tried.  Up to ``1 + len(leans)`` readings' time.
         """

@@ -1432,7 +1432,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     if deadline:
         meta["budget"] = {"hours": hours, "speeds": {k: float(f"{v:.4g}") for k, v in asdict(speeds).items()},
-                          "cut": budget_plan.cut or cfg.cls_epochs != budget_plan.cls_epochs,
+                          "cut": (budget_plan.cut or cfg.cls_epochs != budget_plan.cls_epochs
+                                  or cfg.tune_scenes != recipe.tune_scenes),
                           "estimated_seconds": round(budget_plan.seconds),
                           "recipe_estimated_seconds": round(budget_plan.recipe_seconds)}
     if reused:
