@@ -54,6 +54,15 @@ def test_the_tuning_is_kept_where_it_fits_and_given_up_first_where_not():
     assert not p.tune and not p.cut
 
 
+def test_the_classifier_epochs_keep_the_tunings_time_aside():
+    steps = [700, 700, 700]
+    epoch = sum(steps) * ZEN5.cls_step
+    left = (B.FINISH_SECONDS + 10.5 * epoch) / (1 - B.MARGIN)     # ten epochs and a half fit
+    assert classifier_epochs(14, 3, steps, ZEN5, left) == 10
+    assert classifier_epochs(14, 3, steps, ZEN5, left, after=3 * epoch) == 7
+    assert classifier_epochs(14, 3, steps, ZEN5, left, after=left) == 1    # (never fewer than one)
+
+
 def test_classifiers_beyond_two_go_first_the_last_first_and_keep_their_epochs():
     # A machine half as slow again: the recipe (about 123 minutes) does not fit; without
     # the third classifier (its draw and its training) it does.

@@ -635,6 +635,31 @@ def test_the_command_tunes_its_classifiers_where_the_config_says_and_the_budget_
     assert "no tuning on squeezed indices, which would take about 60 minutes, to end in time" in capsys.readouterr().out
     meta2 = json.loads((out2 / "model.json").read_text())
     assert meta2["config_values"]["tune_scenes"] == 0 and "tuned" not in meta2 and meta2["budget"]["cut"] is True
+    # Where its time would cost the classifiers an epoch, it is given up before any epoch is.
+    monkeypatch.setattr(T, "tuning", lambda cfg, speeds, indices, members: 3500.0)
+    out3 = tmp_path / "model3"
+    assert T.main(["--config", "tiny", "--out", str(out3), "--data", str(data), "--workers", "1",
+                   "--hours", "1", "--set", "tune_scenes=3", "--set", "cls_epochs=2", "--reuse-detector"]) == 0
+    printed = capsys.readouterr().out
+    assert "no tuning on squeezed indices, to keep the classifiers' epochs" in printed
+    assert "classifier epochs instead of" not in printed
+    meta3 = json.loads((out3 / "model.json").read_text())
+    assert meta3["config_values"]["tune_scenes"] == 0 and meta3["config_values"]["cls_epochs"] == 2
+    assert "tuned" not in meta3 and meta3["budget"]["cut"] is True
+    # A tuning that fails leaves the model as trained, its record saying it is not tuned.
+    monkeypatch.undo()
+    monkeypatch.setattr(T, "measure_speeds", fast)
+
+    def broken(*args, **kwargs):
+        raise tune.TuneError("no art")
+    monkeypatch.setattr(tune, "tune_model", broken)
+    out4 = tmp_path / "model4"
+    assert T.main(["--config", "tiny", "--out", str(out4), "--data", str(data), "--workers", "1",
+                   "--hours", "1", "--set", "tune_scenes=3", "--reuse-detector"]) == 2
+    assert "tuning the classifiers: no art; the model in" in capsys.readouterr().err
+    meta4 = json.loads((out4 / "model.json").read_text())
+    assert meta4["config_values"]["tune_scenes"] == 0 and meta4["budget"]["cut"] is True
+    assert len(Recogniser(out4).classifiers) == 2
 
 
 def test_slow_classifiers_keep_two_of_fewer_epochs(art, tmp_path, capsys, monkeypatch):

@@ -1350,9 +1350,14 @@ def main(argv: list[str] | None = None) -> int:
     tune_reserve = tuning(cfg, speeds, indices, cfg.cls_members) if deadline else 0.0
     if deadline:
         # The longest part last: its epochs checked against the time now left and the crops' real number.
-        epochs = classifier_epochs(cfg.cls_epochs, cfg.cls_members,
-                                   [epoch_steps(n, cfg.cls_batch) for n in crop_counts], speeds,
-                                   deadline - time.time(), after=tune_reserve)
+        steps = [epoch_steps(n, cfg.cls_batch) for n in crop_counts]
+        if tune_reserve and classifier_epochs(cfg.cls_epochs, cfg.cls_members, steps, speeds,
+                                              deadline - time.time(), after=tune_reserve) < cfg.cls_epochs:
+            # The tuning goes before any of the classifiers' epochs (vision.training.budget).
+            _log(f"time budget {hours:g} h: no tuning on squeezed indices, to keep the classifiers' epochs")
+            cfg, tune_reserve = replace(cfg, tune_scenes=0), 0.0
+        epochs = classifier_epochs(cfg.cls_epochs, cfg.cls_members, steps, speeds, deadline - time.time(),
+                                   after=tune_reserve)
         if epochs != cfg.cls_epochs:
             _log(f"time budget {hours:g} h: {epochs} classifier epochs instead of {cfg.cls_epochs}, "
                  f"to fit the time left")
@@ -1452,7 +1457,8 @@ def main(argv: list[str] | None = None) -> int:
         meta["refiner_seconds"] = from_seconds["refiner_seconds"]
     (args.out / "model.json").write_text(json.dumps(meta, indent=1) + "\n")
     if cfg.quantise_scenes:
-        # The 8-bit files cannot give the float weights back: keep a copy beside the scenes.
+        # The 8-bit files cannot give the float weights back: keep a copy beside the scenes
+        # (as trained: a tuning, below, starts from the 8-bit files and keeps no float copy).
         float_dir = data_dir / "float-classifiers"
         float_dir.mkdir(exist_ok=True)
         for name in classifier_files:
@@ -1463,8 +1469,18 @@ def main(argv: list[str] | None = None) -> int:
         try:
             tune_model(args.out, args.out, scenes=cfg.tune_scenes, workers=args.workers, threads=args.threads,
                        data_dir=data_dir.with_name(f"{data_dir.name}-tune"), log=_log)
-        except TuneError as e:
-            print(f"tuning the classifiers: {e}", file=sys.stderr)
+        except BaseException as e:
+            # The model is written as trained and works; its record must not say it was tuned
+            # (tune_model puts its record in place last, so this is still the one written above).
+            record = json.loads((args.out / "model.json").read_text())
+            record["config_values"]["tune_scenes"] = 0
+            if "budget" in record:
+                record["budget"]["cut"] = True
+            (args.out / "model.json").write_text(json.dumps(record, indent=1) + "\n")
+            if not isinstance(e, TuneError):
+                raise
+            print(f"tuning the classifiers: {e}; the model in {args.out} is written as trained, untuned",
+                  file=sys.stderr)
             return 2
     written = ["index_detector.onnx", *classifier_files] + (["index_refiner.onnx"] if ref is not None else [])
     _log(f"wrote {', '.join(written)} and model.json to {args.out} in {time.time() - t_start:.0f} s")
