@@ -110,8 +110,8 @@ EXPOSE_TARGET, EXPOSE_MAX_GAIN = 235.0, 4.0
 #: session 50).  A photograph of unknown lean (:meth:`Recogniser.recognise_level`) is held to it
 #: as it is too: its indices may be squeezed by a lean nobody measured, and a squeezed index is
 #: read surely as another card more often (a club as a spade, a 6 as an 8).  On bench_view's
-#: seeds 8 and 21 at 45 degrees the level reading named 13 wrong cards in 2,100 at 0.75 as it is,
-#: 6 at 0.85 (session 55).
+#: seeds 8 and 21 at 45 degrees the level reading named 13 wrong cards at 0.75 as it is, 6 at
+#: 0.85, for 0.3 points of recall (session 55).
 VIEW_ACCEPT = 0.85
 #: The leans a picture from a level camera of unknown lean is tried at, turned to straight
 #: down (:meth:`Recogniser.recognise_level`), besides as it is.
@@ -849,7 +849,7 @@ class Recogniser:
         if copies < 1:
             raise ValueError(f"copies must be at least 1, got {copies}")
         img = _as_bgr(image)
-        indices, best = self._read(img, copies, None, max(self.accept_threshold, VIEW_ACCEPT))
+        indices, best = self._read(img, copies, None, self.view_accept)
         if not best.unknown:
             return best
         as_is = _size_spread(indices)
@@ -866,6 +866,13 @@ class Recogniser:
                 continue
             best = found
         return best
+
+    @property
+    def view_accept(self) -> float:
+        """The least confidence a card is reported at where the camera may lean (a turned
+        picture, a photograph of unknown lean): :data:`VIEW_ACCEPT`, or the model's
+        ``accept_threshold`` where that is higher."""
+        return max(self.accept_threshold, VIEW_ACCEPT)
 
     def _level_view(self, size: tuple[int, int], lean: float, fov: float) -> PlaneView | None:
         """:func:`vision.rectify.level_view`, made once per picture size, lean and lens; None past the horizon."""
@@ -956,7 +963,7 @@ class Recogniser:
                 groups.append(sorted([ix, indices[j]], key=lambda r: -r.best[1]))
 
         if accept is None:
-            accept = self.accept_threshold if view is None else max(self.accept_threshold, VIEW_ACCEPT)
+            accept = self.accept_threshold if view is None else self.view_accept
         candidates = []  # (label, confidence, probs of the group, group)
         for g in groups:
             label, conf = g[0].best

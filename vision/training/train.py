@@ -1351,13 +1351,13 @@ def main(argv: list[str] | None = None) -> int:
     if deadline:
         # The longest part last: its epochs checked against the time now left and the crops' real number.
         steps = [epoch_steps(n, cfg.cls_batch) for n in crop_counts]
-        if tune_reserve and classifier_epochs(cfg.cls_epochs, cfg.cls_members, steps, speeds,
-                                              deadline - time.time(), after=tune_reserve) < cfg.cls_epochs:
+        epochs = classifier_epochs(cfg.cls_epochs, cfg.cls_members, steps, speeds, deadline - time.time(),
+                                   after=tune_reserve)
+        if tune_reserve and epochs < cfg.cls_epochs:
             # The tuning goes before any of the classifiers' epochs (vision.training.budget).
             _log(f"time budget {hours:g} h: no tuning on squeezed indices, to keep the classifiers' epochs")
             cfg, tune_reserve = replace(cfg, tune_scenes=0), 0.0
-        epochs = classifier_epochs(cfg.cls_epochs, cfg.cls_members, steps, speeds, deadline - time.time(),
-                                   after=tune_reserve)
+            epochs = classifier_epochs(cfg.cls_epochs, cfg.cls_members, steps, speeds, deadline - time.time())
         if epochs != cfg.cls_epochs:
             _log(f"time budget {hours:g} h: {epochs} classifier epochs instead of {cfg.cls_epochs}, "
                  f"to fit the time left")
