@@ -16,6 +16,12 @@ log).  bfloat16 is timed only where the CPU computes it natively
 (``vision.training.train.fast_math``); elsewhere the command trains in
 float32 anyway.  The 2-hour budget of the one training command is about
 these figures (docs/vision.md, "Training").
+
+It also prints each network's work in a step (GFLOP, as torch's
+``FlopCounterMode`` counts it) and the rate its float32 step runs at, beside
+the rate of a plain float32 matrix product on as many threads: how much a
+faster kernel could still give before the step must do less work
+(docs/vision-experiments.md, session 58).
 """
 
 from __future__ import annotations
@@ -67,6 +73,55 @@ def crops_for_steps(steps: int, batch: int) -> int:
     while epoch_steps(n, batch) < steps:
         n += batch
     return n
+
+
+def step_gflop(cfg) -> dict[str, float]:
+    """The work of one training step of each network at ``cfg``'s sizes and batches, forward
+    and backward, in GFLOP (a multiply and an add counted as two), as torch's
+    ``FlopCounterMode`` counts it: the convolutions and matrix products, which are nearly all
+    of it (normalisations, activations, pooling and the optimiser are not counted).
+
+    >>> from vision.training.train import CONFIGS
+    >>> round(step_gflop(CONFIGS["full"])["classifier"], 1)
+    19.1
+    """
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from vision.index_geometry import PATCH_H, PATCH_W, REFINE_PATCH_H, REFINE_PATCH_W
+    from vision.training.models import IndexClassifier, IndexDetector, IndexRefiner
+
+    nets = {"detector": (IndexDetector(cfg.det_width, cfg.det_channels), (cfg.det_batch, 3, cfg.det_crop, cfg.det_crop)),
+            "refiner": (IndexRefiner(cfg.refine_width), (cfg.cls_batch, 3, REFINE_PATCH_H, REFINE_PATCH_W)),
+            "classifier": (IndexClassifier(cfg.cls_width, standardised=cfg.standardise), (cfg.cls_batch, 3, PATCH_H, PATCH_W))}
+    work = {}
+    for name, (net, shape) in nets.items():
+        with FlopCounterMode(display=False) as counter:
+            net(torch.rand(shape)).float().square().mean().backward()
+        work[name] = counter.get_total_flops() / 1e9
+    return work
+
+
+def matmul_gflops(threads: int, n: int = 1024, repeats: int = 20) -> float:
+    """GFLOP/s of a float32 product of two ``n`` x ``n`` matrices on ``threads`` torch threads
+    (the best of three timings of ``repeats`` products): about the most this CPU does in
+    float32 through torch, for scale beside the networks' steps."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        a, b = torch.rand(n, n), torch.rand(n, n)
+        a @ b
+        best = math.inf
+        for _ in range(3):
+            t = time.perf_counter()
+            for _ in range(repeats):
+                a @ b
+            best = min(best, time.perf_counter() - t)
+    finally:
+        torch.set_num_threads(before)
+    return 2.0 * n ** 3 * repeats / best / 1e9
 
 
 def step_seconds(steps: int, bf16: bool, scenes, Xr, Yr, Xc, Rc, Sc) -> dict[str, float]:
@@ -200,6 +255,14 @@ def main(argv: list[str] | None = None) -> int:
               + (f"{b16 * steps[name] / 60:7.1f} min" if b16 else ""))
     print(f"{'in all':12}{f'(the classifier {cfg.cls_members} times)':>34}   {'':>10}{'':>6}:  {total[False]:6.1f} min"
           + (f"{total[True]:7.1f} min" if True in total else ""))
+    # How near the float32 steps run to what this CPU multiplies at: where they are near it,
+    # no faster kernel makes float32 training much shorter; only less work does.
+    work, peak = step_gflop(cfg), matmul_gflops(args.threads)
+    print(f"\n{'network':12}{'work a step':>14}{'float32 rate':>15}   (a float32 1024 x 1024 matrix product, "
+          f"{args.threads} thread{'s' * (args.threads > 1)}: {peak:.1f} GFLOP/s)")
+    for name in ("detector", "refiner", "classifier"):
+        rate = work[name] / timed[False][name]
+        print(f"{name:12}{work[name]:8.2f} GFLOP{rate:9.1f} GFLOP/s   {100 * rate / peak:3.0f}% of the matrix product's")
     jobs = min(args.jobs or cfg.cls_members, cfg.cls_members)
     if jobs > 1:
         # What the command does by default (train.train_classifiers): all classifiers at once.

@@ -51,6 +51,38 @@ def test_training_benchmark_times_each_network_in_each_precision(capsys):
     expected = (float(minutes[0][column]) + float(minutes[1][column])
                 + max(each) / 1000 * steps["classifier"] / 60)
     assert together and abs(float(together.group(1)) - expected) <= 0.25
+    # Each network's work a step, and the rate of its float32 step: the work over the float32
+    # time in the first table, and that rate's share of the matrix product's.
+    peak = re.search(r"matrix product, 1 thread: ([\d.]+) GFLOP/s\)$", out, re.M)
+    rates = re.findall(r"^(detector|refiner|classifier) +([\d.]+) GFLOP +([\d.]+) GFLOP/s +(\d+)% of the matrix "
+                       r"product's$", out, re.M)
+    assert peak and float(peak.group(1)) > 0 and [r[0] for r in rates] == ["detector", "refiner", "classifier"]
+    work = bench.step_gflop(CONFIGS["full"])
+    for (name, gflop, rate, share), (_, f32, *_rest) in zip(rates, rows):
+        assert abs(float(gflop) - work[name]) < 0.01
+        assert abs(float(rate) - work[name] / (float(f32) / 1000)) <= 0.01 * float(rate) + 0.1
+        assert abs(int(share) - 100 * float(rate) / float(peak.group(1))) <= 1
+
+
+def test_a_steps_work_is_counted_from_the_layers():
+    """The classifier's count checked by hand from its layers (``full``: width 1.5, so 24, 48
+    and 96 channels, on 48 x 32 crops): forward, each convolution's and matrix product's
+    multiply-adds twice; backward, as much again for the weights' gradients and again for the
+    inputs', but for the first convolution's input, whose gradient nothing needs."""
+    from vision.index_geometry import NOT_INDEX
+
+    bench = load_bench("bench_training", [])
+    cfg = CONFIGS["full"]
+    assert cfg.cls_width == 1.5 and cfg.cls_batch == 128
+    first = 48 * 32 * 24 * 3 * 9
+    macs = (first + 24 * 16 * 48 * 24 * 9 + 24 * 16 * 48 * 48 * 9 + 12 * 8 * 96 * 48 * 9 + 12 * 8 * 96 * 96 * 9
+            + 96 * 6 * 4 * 128 + 128 * (NOT_INDEX + 1 + 4))
+    expected = 2 * cfg.cls_batch * (3 * macs - first) / 1e9
+    work = bench.step_gflop(cfg)
+    assert abs(work["classifier"] - expected) < 1e-6
+    # A wider network does more: the detector's and refiner's counts grow with their widths too.
+    wide = bench.step_gflop(dataclasses.replace(cfg, det_width=2.0, refine_width=2.0, cls_width=3.0))
+    assert all(wide[name] > 3 * work[name] for name in work)
 
 
 def test_full_config_step_counts():
