@@ -346,6 +346,19 @@ def test_tiny_training_run_exports_models_the_recogniser_loads(art, tmp_path, ca
     probe = np.random.default_rng(3).normal(size=(2, 3, REFINE_PATCH_H, REFINE_PATCH_W)).astype(np.float32)
     before, after = (OnnxNet(d / "index_refiner.onnx", "onnxruntime", threads=1)(probe) for d in (out, out2))
     assert np.abs(after - before).max() < 1e-4 * max(1.0, np.abs(before).max())
+    # The detector is run over the training scenes only for what needs its detections: the
+    # refiner's crops, and with detector_crops the classifier's. A refiner given needs none
+    # (the run skips minutes of `full`'s; tiny, with detector_crops, ran it above).
+    detected = []
+    detect_scenes = T.detect_scenes
+    monkeypatch.setattr(T, "detect_scenes", lambda *a: detected.append(len(a[1].images)) or detect_scenes(*a))
+    given = ["--config", "tiny", "--data", str(data), "--workers", "1", "--jobs", "1", "--set", "detector_crops=0",
+             "--detector-from", str(out / "index_detector.onnx")]
+    assert train_main([*given, "--out", str(tmp_path / "given-detector")]) == 0
+    assert detected == [CONFIGS["tiny"].scenes]     # the refiner trained on the detections
+    assert train_main([*given, "--out", str(tmp_path / "given-both"), "--refiner-from", str(out / "index_refiner.onnx")]) == 0
+    assert detected == [CONFIGS["tiny"].scenes], "the detector ran over the scenes for a refiner given"
+    assert json.loads((tmp_path / "given-both" / "model.json").read_text())["refiner_from"] == str(out / "index_refiner.onnx")
     # A file that is not there, or not the network asked for, is refused before any work.
     for flag, wrong in (("--detector-from", tmp_path / "missing.onnx"), ("--detector-from", out / "model.json"),
                         ("--detector-from", out / "index_classifier.onnx"),

@@ -1300,7 +1300,10 @@ def main(argv: list[str] | None = None) -> int:
         det = train_detector(scenes, cfg, args.seed)
         torch.save(det.state_dict(), det_ckpt)
         det_time.write_text(json.dumps({"seconds": round(time.time() - t_det)}))
-    dets = detect_scenes(det, scenes, cfg.heat_threshold) if cfg.detector_crops or cfg.refiner else None
+    # The detections teach the refiner, and with detector_crops the classifier; a refiner
+    # given (--refiner-from) needs none, which saves running the detector over every scene.
+    dets = (detect_scenes(det, scenes, cfg.heat_threshold)
+            if cfg.detector_crops or (cfg.refiner and ref_from is None) else None)
     ref = None
     if ref_from is not None:
         ref = ref_from
