@@ -96,12 +96,14 @@ def test_two_classifiers_then_give_up_epochs_before_one_is_dropped():
 
 
 def test_the_float32_machine_of_session_56_keeps_one_classifier_and_says_what_that_costs():
-    # The speeds its full run recorded in model.json; it planned 4134 detector steps with
-    # the probe's minute also spent, about 4300 without it.
+    # The speeds its full run recorded in model.json (the time left as it was once the
+    # probe's minute was spent).
     zen3_kvm = Speeds(draw=502.8, det_step=0.3288, refine_step=0.3324, cls_step=0.2266, cls_alone_step=0.2335)
     p = plan(FULL, zen3_kvm, 72400, 7200 - 883)
-    assert (p.cls_members, p.refine_epochs, p.cls_epochs, p.tune) == (1, 6, 9, False)
-    assert 4000 < p.det_steps < 4500
+    # Since session 59 the detector keeps its steps there, the refiner giving up half its
+    # epochs and the classifier those that fit (it planned 4134 detector steps, 6 and 9).
+    assert (p.det_steps, p.refine_epochs, p.cls_members, p.cls_epochs, p.tune) == (6000, 4, 1, 8, False)
+    assert p.seconds <= _usable(7200 - 883, zen3_kvm) < estimate(FULL, zen3_kvm, 72400, 6000, 4, 1, 9)
     said = p.describe(FULL)
     assert "1 classifier instead of 3" in said and "read under the recall and exact-set targets" in said
     assert said.endswith("--hours 0 trains the whole recipe")
@@ -118,18 +120,40 @@ def test_an_ensemble_of_two_is_never_cut_below_its_least_epochs():
     assert B._ensembles(short) == [(2, 1), (1, 1)]
 
 
-def test_with_one_classifier_left_every_network_gives_up_the_same_share():
+def test_with_one_classifier_left_the_refiner_gives_way_first_then_the_classifier():
+    # One classifier of 14 epochs with the whole refiner does not fit; with half its epochs it does.
+    one = Speeds(draw=366.0, det_step=0.22, refine_step=0.25, cls_step=0.6, cls_alone_step=0.3)   # (no pair fits)
+    whole, halved = (estimate(FULL, one, INDICES, 6000, ref, 1, 14) for ref in (8, 4))
+    left = (whole + halved) / 2 / (1 - 2 * B.MARGIN)
+    assert halved <= _usable(left, one) < whole
+    p = plan(FULL, one, INDICES, left)
+    assert (p.det_steps, p.refine_epochs, p.cls_members, p.cls_epochs) == (6000, 4, 1, 14)
+    assert "4 refiner epochs instead of 8" in p.describe(FULL) and "detector" not in p.describe(FULL)
+    # Less time: the classifier's epochs go next, the detector still whole, down to 6.
+    left = (estimate(FULL, one, INDICES, 6000, 4, 1, 9) + 10) / (1 - 2 * B.MARGIN)
+    p = plan(FULL, one, INDICES, left)
+    assert (p.det_steps, p.refine_epochs, p.cls_members, p.cls_epochs) == (6000, 4, 1, 9)
+    # A refiner of one epoch, or none, has nothing to halve.
+    assert plan(replace(FULL, refine_epochs=1), one, INDICES, left).refine_epochs == 1
+
+
+def test_with_one_short_classifier_left_every_network_gives_up_the_same_share():
     slow = Speeds(draw=366.0, det_step=0.5, refine_step=0.5, cls_step=0.5, cls_alone_step=0.6)
     left = 7200 - 900
     p = plan(FULL, slow, INDICES, left)
     assert p.cut and p.cls_members == 1
-    shares = (p.det_steps / FULL.det_steps, p.refine_epochs / FULL.refine_epochs, p.cls_epochs / FULL.cls_epochs)
-    assert all(B.LEAST_SHARE - 0.1 <= s < 1 for s in shares)
-    assert max(shares) - min(shares) <= 1 / FULL.refine_epochs   # the same share, but for rounding
+    # The share of what the stage before left: the whole detector, half the refiner, 6 epochs.
+    least_epochs = math.ceil(FULL.cls_epochs * B.LEAST_MEMBER_SHARE)
+    half_refiner = math.ceil(FULL.refine_epochs * B.LEAST_REFINER_SHARE)
+    assert estimate(FULL, slow, INDICES, FULL.det_steps, half_refiner, 1, least_epochs) > _usable(left, slow)
+    share = p.det_steps / FULL.det_steps
+    assert B.LEAST_SHARE <= share < 1
+    assert abs(p.refine_epochs - half_refiner * share) <= 0.5            # (rounded)
+    assert abs(p.cls_epochs - least_epochs * share) <= 1                  # (rounded down)
     assert p.seconds <= _usable(left, slow)
     # ... and the largest that fits: a twentieth more would not.
     more = estimate(FULL, slow, INDICES, round(p.det_steps * 1.05), p.refine_epochs, 1,
-                    max(p.cls_epochs, math.floor(FULL.cls_epochs * shares[0] * 1.05)))
+                    max(p.cls_epochs, math.floor(least_epochs * share * 1.05)))
     assert more > _usable(left, slow) or p.det_steps >= FULL.det_steps * 0.95
 
 
@@ -156,10 +180,13 @@ def test_what_is_planned_fits_and_never_asks_for_more_than_the_recipe(s, left, i
     try:
         p = plan(cfg, s, indices, left)
     except BudgetError:
-        # Refused only when a quarter of everything, with one classifier, does not fit.
+        # Refused only when a quarter of the least one classifier's run (the whole detector,
+        # half the refiner, the least epochs) does not fit.
+        half_refiner = max(1, math.ceil(cfg.refine_epochs * B.LEAST_REFINER_SHARE)) if cfg.refiner \
+            else cfg.refine_epochs
         least = estimate(cfg, s, indices, max(1, round(cfg.det_steps * B.LEAST_SHARE)),
-                         max(1, round(cfg.refine_epochs * B.LEAST_SHARE)), 1,
-                         max(1, math.floor(cfg.cls_epochs * B.LEAST_SHARE)))
+                         max(1, round(half_refiner * B.LEAST_SHARE)), 1,
+                         max(1, math.floor(math.ceil(cfg.cls_epochs * B.LEAST_MEMBER_SHARE) * B.LEAST_SHARE)))
         assert least > _usable(left, s)
         return
     assert p.seconds <= _usable(left, s) + 1e-6
@@ -174,6 +201,14 @@ def test_what_is_planned_fits_and_never_asks_for_more_than_the_recipe(s, left, i
         if p.cls_members > 2 or p.cls_epochs < cfg.cls_epochs:   # only two classifiers are shortened
             assert p.cls_members == 2 or p.cls_epochs == cfg.cls_epochs
             assert p.cls_epochs >= math.ceil(cfg.cls_epochs * B.LEAST_MEMBER_SHARE)
+    if p.cls_members == 1 and p.det_steps < cfg.det_steps:
+        # The detector gives up steps only once one classifier of the least epochs, with half
+        # the refiner's, does not fit beside the whole detector.
+        half_refiner = max(1, math.ceil(cfg.refine_epochs * B.LEAST_REFINER_SHARE)) if cfg.refiner \
+            else cfg.refine_epochs
+        least_epochs = max(1, math.ceil(cfg.cls_epochs * B.LEAST_MEMBER_SHARE))
+        assert estimate(cfg, s, indices, cfg.det_steps, half_refiner, 1, least_epochs) > _usable(left, s)
+        assert p.refine_epochs <= half_refiner and p.cls_epochs <= least_epochs
     if p.cut:   # ... and none of the better ensembles, with every other step kept, would have fitted
         better = B._ensembles(cfg)
         if (p.det_steps, p.refine_epochs) == (cfg.det_steps, cfg.refine_epochs) \

@@ -783,7 +783,7 @@ def test_a_run_out_of_time_records_the_epochs_its_classifiers_trained(art, tmp_p
 
 
 @pytest.mark.parametrize("args, why", [
-    (["--hours", "0.0002"], "--hours 0.0002: even a quarter of the recipe's steps with one classifier"),
+    (["--hours", "0.0002"], "--hours 0.0002: even 2 detector steps, 1 refiner epoch and one classifier of 1 epoch"),
     (["--hours", "-1"], "--hours must be 0 (no limit) or more"),
     (["--hours", "nan"], "--hours must be 0 (no limit) or more"),
     (["--set", "cls_members=0"], "cls_members='0': must be a finite number of at least 1"),

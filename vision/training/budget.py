@@ -18,11 +18,19 @@ What it gives up first is what earlier sessions found costs least:
 3. then the two classifiers' epochs, down to :data:`LEAST_MEMBER_SHARE` of the
    recipe's: two short classifiers read far fewer wrong cards than one long one
    for the same time (session 34 in docs/vision-experiments.md);
-4. then the second classifier, and with one left, every network's steps in the
-   same proportion (the detector's steps, the refiner's epochs, the classifier's
-   epochs).  Not the other way round: two classifiers of 6 epochs kept on 40% of the
-   detector's and the refiner's steps read fewer cards and fewer images exactly than
-   one classifier on two thirds of them, on the same machine and scenes (session 57).
+4. then the second classifier.  Not the other way round: two classifiers of 6 epochs
+   kept on 40% of the detector's and the refiner's steps read fewer cards and fewer
+   images exactly than one classifier on two thirds of them, on the same machine and
+   scenes (session 57);
+5. with one classifier left, half the refiner's epochs (:data:`LEAST_REFINER_SHARE`: 4 of
+   8 read as 8 did, session 37), then the classifier's epochs down to
+   :data:`LEAST_MEMBER_SHARE` of the recipe's, the detector keeping all its steps: on
+   session 56's float32 machine that is a detector of 6000 steps, a refiner of 4 epochs
+   and a classifier of 8, which read 0.4 points more of the cards and 0.8 more of the
+   images exactly than the 4134 steps, 6 epochs and 8 epochs that the same share of
+   every network gave there (session 59; a classifier of 5 epochs read only 0.1 points
+   fewer cards than one of 8);
+6. then every network's steps in the same share of those.
 
 Once every crop is cut, :func:`classifier_epochs` checks the classifiers' epochs
 against the time then left, with the crops' real number, so that an estimate
@@ -76,6 +84,9 @@ LEAST_SHARE = 0.25
 #: before the budget keeps one instead (6 of `full`'s 14: two classifiers of 6 and of 7
 #: epochs were measured against one of 14, session 34).
 LEAST_MEMBER_SHARE = 0.4
+#: With one classifier left, the share of the refiner's epochs kept before any other
+#: network gives up a step (session 37: a refiner of 4 epochs read as one of 8).
+LEAST_REFINER_SHARE = 0.5
 
 
 class BudgetError(ValueError):
@@ -132,8 +143,8 @@ class Plan:
             changes.append(f"{self.cls_epochs} classifier epochs instead of {cfg.cls_epochs}")
         # One classifier where the recipe has an ensemble is the cut that costs most: say what
         # it cost when a whole run made one (session 56), so nobody mistakes it for the recipe's.
-        alone = (" a model of one classifier read under the recall and exact-set targets (97.3% of the "
-                 "cards, 91.9% of the images exactly: docs/vision.md, Measured figures);"
+        alone = (" a model of one classifier read under the recall and exact-set targets (97.3 to 97.7% of "
+                 "the cards, 91.9 to 92.7% of the images exactly: docs/vision.md, Measured figures);"
                  if self.cls_members < 2 <= cfg.cls_members else "")
         return (f"the recipe would take about {self.recipe_seconds / 60:.0f} more minutes at the speeds "
                 f"measured; to fit, {', '.join(changes)} (about {self.seconds / 60:.0f} minutes);{alone} "
@@ -199,16 +210,29 @@ def plan(cfg, speeds: Speeds, indices: int, left: float) -> Plan:
         if seconds <= usable:
             return Plan(cfg.det_steps, cfg.refine_epochs, members, epochs, seconds, recipe,
                         cut=(members, epochs) != (cfg.cls_members, cfg.cls_epochs) or bool(cfg.tune_scenes))
-    # One classifier does not fit either: every network's steps in the same share, the
-    # largest that fits (the estimate grows with the share, so halve the interval).
+    # One classifier of the recipe's epochs does not fit either: half the refiner's epochs,
+    # then the classifier's down to the least an ensemble's may have, the detector whole
+    # (its steps count most: session 59, the module's docstring).
+    refine_epochs = max(1, math.ceil(cfg.refine_epochs * LEAST_REFINER_SHARE)) if cfg.refiner else cfg.refine_epochs
+    least_epochs = max(1, math.ceil(cfg.cls_epochs * LEAST_MEMBER_SHARE))
+    for epochs in range(cfg.cls_epochs, least_epochs - 1, -1):
+        seconds = estimate(cfg, speeds, indices, cfg.det_steps, refine_epochs, 1, epochs)
+        if seconds <= usable:
+            return Plan(cfg.det_steps, refine_epochs, 1, epochs, seconds, recipe, cut=True)
+
+    # Then every network's steps in the same share of those, the largest that fits (the
+    # estimate grows with the share, so halve the interval).
     def counts(share: float) -> tuple[int, int, int]:
-        return (max(1, round(cfg.det_steps * share)), max(1, round(cfg.refine_epochs * share)),
-                max(1, math.floor(cfg.cls_epochs * share)))
+        return (max(1, round(cfg.det_steps * share)), max(1, round(refine_epochs * share)),
+                max(1, math.floor(least_epochs * share)))
 
     lo, hi = LEAST_SHARE, 1.0
     if estimate(cfg, speeds, indices, *counts(lo)[:2], 1, counts(lo)[2]) > usable:
-        least = estimate(cfg, speeds, indices, *counts(lo)[:2], 1, counts(lo)[2]) + (left - usable)
-        raise BudgetError(f"even a quarter of the recipe's steps with one classifier would take about "
+        det, ref, epochs = counts(lo)
+        least = estimate(cfg, speeds, indices, det, ref, 1, epochs) + (left - usable)
+        least_run = [f"{det} detector steps"] + ([f"{ref} refiner epoch{'s' * (ref > 1)}"] if cfg.refiner else [])
+        raise BudgetError(f"even {', '.join(least_run)} and one classifier of {epochs} epoch{'s' * (epochs > 1)} "
+                          f"would take about "
                           f"{least / 60:.0f} more minutes at the speeds measured, and {left / 60:.0f} are left: "
                           f"give more --hours, or --hours 0 for no limit")
     for _ in range(30):
