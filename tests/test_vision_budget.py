@@ -177,16 +177,16 @@ speeds = st.builds(Speeds, draw=st.floats(1, 1000), det_step=st.floats(0, 2), re
 @given(speeds, st.floats(0, 20000), st.integers(1, 200000), st.sampled_from(["full", "quick", "tiny"]))
 def test_what_is_planned_fits_and_never_asks_for_more_than_the_recipe(s, left, indices, config):
     cfg = CONFIGS[config]
+    # The least one-classifier run before the detector gives up steps: half the refiner, the least epochs.
+    half_refiner = max(1, math.ceil(cfg.refine_epochs * B.LEAST_REFINER_SHARE)) if cfg.refiner else cfg.refine_epochs
+    least_epochs = max(1, math.ceil(cfg.cls_epochs * B.LEAST_MEMBER_SHARE))
     try:
         p = plan(cfg, s, indices, left)
     except BudgetError:
-        # Refused only when a quarter of the least one classifier's run (the whole detector,
-        # half the refiner, the least epochs) does not fit.
-        half_refiner = max(1, math.ceil(cfg.refine_epochs * B.LEAST_REFINER_SHARE)) if cfg.refiner \
-            else cfg.refine_epochs
+        # Refused only when a quarter of that run does not fit.
         least = estimate(cfg, s, indices, max(1, round(cfg.det_steps * B.LEAST_SHARE)),
                          max(1, round(half_refiner * B.LEAST_SHARE)), 1,
-                         max(1, math.floor(math.ceil(cfg.cls_epochs * B.LEAST_MEMBER_SHARE) * B.LEAST_SHARE)))
+                         max(1, math.floor(least_epochs * B.LEAST_SHARE)))
         assert least > _usable(left, s)
         return
     assert p.seconds <= _usable(left, s) + 1e-6
@@ -204,9 +204,6 @@ def test_what_is_planned_fits_and_never_asks_for_more_than_the_recipe(s, left, i
     if p.cls_members == 1 and p.det_steps < cfg.det_steps:
         # The detector gives up steps only once one classifier of the least epochs, with half
         # the refiner's, does not fit beside the whole detector.
-        half_refiner = max(1, math.ceil(cfg.refine_epochs * B.LEAST_REFINER_SHARE)) if cfg.refiner \
-            else cfg.refine_epochs
-        least_epochs = max(1, math.ceil(cfg.cls_epochs * B.LEAST_MEMBER_SHARE))
         assert estimate(cfg, s, indices, cfg.det_steps, half_refiner, 1, least_epochs) > _usable(left, s)
         assert p.refine_epochs <= half_refiner and p.cls_epochs <= least_epochs
     if p.cut:   # ... and none of the better ensembles, with every other step kept, would have fitted
