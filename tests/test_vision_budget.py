@@ -112,6 +112,23 @@ def test_the_float32_machine_of_session_56_keeps_one_classifier_and_says_what_th
     assert "targets" not in plan(FULL, zen3, INDICES, 7200 - 642).describe(FULL)
 
 
+def test_the_float32_machine_of_session_60_keeps_two_classifiers_on_half_the_refiner():
+    # The speeds its full run recorded in model.json, from a fresh data folder (the time
+    # left as it was once the probe's minute was spent).
+    zen3_kvm = Speeds(draw=373.8, det_step=0.2471, refine_step=0.2828, cls_step=0.1738, cls_alone_step=0.2661)
+    left = 7200 - 757
+    # Two classifiers of the least epochs do not fit beside the whole refiner ...
+    assert estimate(FULL, zen3_kvm, 72400, 6000, 8, 2, 6) > _usable(left, zen3_kvm)
+    p = plan(FULL, zen3_kvm, 72400, left)
+    # ... so the refiner gives up half its epochs and two classifiers stay, with the epochs
+    # that then fit (before session 60: one classifier of 10 epochs).
+    assert (p.det_steps, p.refine_epochs, p.cls_members, p.cls_epochs, p.tune) == (6000, 4, 2, 7, False)
+    assert p.seconds <= _usable(left, zen3_kvm) < estimate(FULL, zen3_kvm, 72400, 6000, 4, 2, 8)
+    said = p.describe(FULL)
+    assert "2 classifiers instead of 3" in said and "4 refiner epochs instead of 8" in said
+    assert "detector" not in said and "targets" not in said
+
+
 def test_an_ensemble_of_two_is_never_cut_below_its_least_epochs():
     assert B._ensembles(FULL)[-2:] == [(2, math.ceil(14 * B.LEAST_MEMBER_SHARE)), (1, 14)]
     one = replace(FULL, cls_members=1)
@@ -196,11 +213,17 @@ def test_what_is_planned_fits_and_never_asks_for_more_than_the_recipe(s, left, i
         assert (p.det_steps, p.refine_epochs, p.cls_members, p.cls_epochs) == \
             (cfg.det_steps, cfg.refine_epochs, cfg.cls_members, cfg.cls_epochs)
         assert p.recipe_seconds <= _usable(left, s) + 1e-6
-    elif p.cls_members > 1:   # classifiers and their epochs went before any other network's step
-        assert (p.det_steps, p.refine_epochs) == (cfg.det_steps, cfg.refine_epochs)
+    elif p.cls_members > 1:   # classifiers, their epochs and half the refiner's went before anything else
+        assert p.det_steps == cfg.det_steps and p.refine_epochs in (cfg.refine_epochs, half_refiner)
+        if p.refine_epochs < cfg.refine_epochs:   # only once two classifiers of the least epochs did not fit
+            assert p.cls_members == 2
+            assert estimate(cfg, s, indices, cfg.det_steps, cfg.refine_epochs, 2, least_epochs) > _usable(left, s)
         if p.cls_members > 2 or p.cls_epochs < cfg.cls_epochs:   # only two classifiers are shortened
             assert p.cls_members == 2 or p.cls_epochs == cfg.cls_epochs
-            assert p.cls_epochs >= math.ceil(cfg.cls_epochs * B.LEAST_MEMBER_SHARE)
+            assert p.cls_epochs >= least_epochs
+    if p.cls_members == 1 and cfg.cls_members >= 2:
+        # One classifier only once two of the least epochs did not fit beside half the refiner.
+        assert estimate(cfg, s, indices, cfg.det_steps, half_refiner, 2, least_epochs) > _usable(left, s)
     if p.cls_members == 1 and p.det_steps < cfg.det_steps:
         # The detector gives up steps only once one classifier of the least epochs, with half
         # the refiner's, does not fit beside the whole detector.

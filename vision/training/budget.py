@@ -18,13 +18,20 @@ What it gives up first is what earlier sessions found costs least:
 3. then the two classifiers' epochs, down to :data:`LEAST_MEMBER_SHARE` of the
    recipe's: two short classifiers read far fewer wrong cards than one long one
    for the same time (session 34 in docs/vision-experiments.md);
-4. then the second classifier.  Not the other way round: two classifiers of 6 epochs
+4. then half the refiner's epochs (:data:`LEAST_REFINER_SHARE`: 4 of 8 read as 8 did,
+   session 37), keeping two classifiers of as many epochs as then fit, down to the same
+   least: on session 60's float32 machine the command's one classifier of 10 epochs, on
+   a detector of 6000 steps and a refiner of 4 epochs, read 97.56% of the cards and 92.41%
+   of the images exactly (34 wrong), and session 57's two classifiers of 6 epochs on such
+   a detector and refiner (session 59's, the networks swapped in; not a run of the command)
+   98.19 and 93.93 (26 wrong); at that machine's speeds two classifiers of 7 epochs fit
+   beside the refiner's 4 epochs and not of 6 beside its 8;
+5. then the second classifier.  Not the other way round: two classifiers of 6 epochs
    kept on 40% of the detector's and the refiner's steps read fewer cards and fewer
    images exactly than one classifier on two thirds of them, on the same machine and
-   scenes (session 57);
-5. with one classifier left, half the refiner's epochs (:data:`LEAST_REFINER_SHARE`: 4 of
-   8 read as 8 did, session 37), then the classifier's epochs down to
-   :data:`LEAST_MEMBER_SHARE` of the recipe's, the detector keeping all its steps: on
+   scenes (session 57).  With one classifier left, the refiner keeps its half, and the
+   classifier's epochs go down to :data:`LEAST_MEMBER_SHARE` of the recipe's, the
+   detector keeping all its steps: on
    session 56's float32 machine that is a detector of 6000 steps, a refiner of 4 epochs
    and a classifier of 8, which read 0.4 points more of the cards and 0.8 more of the
    images exactly than the 4134 steps, 6 epochs and 8 epochs that the same share of
@@ -210,11 +217,16 @@ def plan(cfg, speeds: Speeds, indices: int, left: float) -> Plan:
         if seconds <= usable:
             return Plan(cfg.det_steps, cfg.refine_epochs, members, epochs, seconds, recipe,
                         cut=(members, epochs) != (cfg.cls_members, cfg.cls_epochs) or bool(cfg.tune_scenes))
-    # One classifier of the recipe's epochs does not fit either: half the refiner's epochs,
-    # then the classifier's down to the least an ensemble's may have, the detector whole
-    # (its steps count most: session 59, the module's docstring).
+    # Two classifiers of the least epochs do not fit beside the whole refiner: half the
+    # refiner's epochs, then two classifiers again, then one; the detector whole (its steps
+    # count most: sessions 59 and 60, the module's docstring).
     refine_epochs = max(1, math.ceil(cfg.refine_epochs * LEAST_REFINER_SHARE)) if cfg.refiner else cfg.refine_epochs
     least_epochs = max(1, math.ceil(cfg.cls_epochs * LEAST_MEMBER_SHARE))
+    if cfg.cls_members >= 2 and refine_epochs < cfg.refine_epochs:
+        for epochs in range(cfg.cls_epochs, least_epochs - 1, -1):
+            seconds = estimate(cfg, speeds, indices, cfg.det_steps, refine_epochs, 2, epochs)
+            if seconds <= usable:
+                return Plan(cfg.det_steps, refine_epochs, 2, epochs, seconds, recipe, cut=True)
     for epochs in range(cfg.cls_epochs, least_epochs - 1, -1):
         seconds = estimate(cfg, speeds, indices, cfg.det_steps, refine_epochs, 1, epochs)
         if seconds <= usable:
