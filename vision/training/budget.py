@@ -222,15 +222,13 @@ def plan(cfg, speeds: Speeds, indices: int, left: float) -> Plan:
     # count most: sessions 59 and 60, the module's docstring).
     refine_epochs = max(1, math.ceil(cfg.refine_epochs * LEAST_REFINER_SHARE)) if cfg.refiner else cfg.refine_epochs
     least_epochs = max(1, math.ceil(cfg.cls_epochs * LEAST_MEMBER_SHARE))
-    if cfg.cls_members >= 2 and refine_epochs < cfg.refine_epochs:
+    # (Two beside the whole refiner were tried above: with nothing to halve, only one is left.)
+    pair_again = cfg.cls_members >= 2 and refine_epochs < cfg.refine_epochs
+    for members in ((2, 1) if pair_again else (1,)):
         for epochs in range(cfg.cls_epochs, least_epochs - 1, -1):
-            seconds = estimate(cfg, speeds, indices, cfg.det_steps, refine_epochs, 2, epochs)
+            seconds = estimate(cfg, speeds, indices, cfg.det_steps, refine_epochs, members, epochs)
             if seconds <= usable:
-                return Plan(cfg.det_steps, refine_epochs, 2, epochs, seconds, recipe, cut=True)
-    for epochs in range(cfg.cls_epochs, least_epochs - 1, -1):
-        seconds = estimate(cfg, speeds, indices, cfg.det_steps, refine_epochs, 1, epochs)
-        if seconds <= usable:
-            return Plan(cfg.det_steps, refine_epochs, 1, epochs, seconds, recipe, cut=True)
+                return Plan(cfg.det_steps, refine_epochs, members, epochs, seconds, recipe, cut=True)
 
     # Then every network's steps in the same share of those, the largest that fits (the
     # estimate grows with the share, so halve the interval).
