@@ -89,7 +89,8 @@ CLASSIFIER_CROPS_PER_INDEX = 2.25
 LEAST_SHARE = 0.25
 #: The fewest epochs, as a share of the recipe's, that two classifiers may be cut to
 #: before the budget keeps one instead (6 of `full`'s 14: two classifiers of 6 and of 7
-#: epochs were measured against one of 14, session 34).
+#: epochs were measured against one of 14, session 34).  Not fewer: two of 4 epochs, which
+#: cost about what one of 6 does, read what one classifier of 5 or 8 read (session 61).
 LEAST_MEMBER_SHARE = 0.4
 #: With one classifier left, the share of the refiner's epochs kept before any other
 #: network gives up a step (session 37: a refiner of 4 epochs read as one of 8).
