@@ -150,7 +150,7 @@ class Plan:
         if self.cls_epochs != cfg.cls_epochs:
             changes.append(f"{self.cls_epochs} classifier epochs instead of {cfg.cls_epochs}")
         # One classifier where the recipe has an ensemble is the cut that costs most: say what
-        # it cost when a whole run made one (session 56), so nobody mistakes it for the recipe's.
+        # it cost when a whole run made one (sessions 56, 60 and 62), so nobody mistakes it for the recipe's.
         alone = (" a model of one classifier read under the recall and exact-set targets (97.3 to 97.8% of "
                  "the cards, 91.9 to 93.4% of the images exactly: docs/vision.md, Measured figures);"
                  if self.cls_members < 2 <= cfg.cls_members else "")
