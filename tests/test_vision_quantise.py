@@ -1,4 +1,4 @@
-"""The classifiers in 8 bits (vision.training.quantise): what the file computes, on
+"""The networks in 8 bits (vision.training.quantise): what the file computes, on
 both engines, and the refusals.  The whole step, on a tiny trained model, runs in
 tests/test_vision_training.py; the committed model's readings are the benchmark's."""
 
@@ -267,13 +267,14 @@ def test_quantising_keeps_the_weights_within_64_and_both_engines_agree(tmp_path)
     assert np.abs(got - exact).max() < 0.01 * (exact.max() - exact.min())
 
 
-def test_the_committed_classifiers_keep_their_weights_within_64():
+def test_the_committed_networks_keep_their_weights_within_64():
     from vision.recogniser import MODEL_DIR
     from vision.training import quantise as Q
 
     meta = json.loads((MODEL_DIR / "model.json").read_text())
     assert meta["quantised"]["weights"] == Q.WEIGHTS
-    for name in meta["classifier"]:
+    for name in [*meta["classifier"], meta["detector"], meta["refiner"]]:
+        assert _layers(MODEL_DIR / name), name
         for node, inits in _layers(MODEL_DIR / name):
             w = inits[node.input[3]]
             assert w.dtype == np.int8 and not inits[node.input[5]].any(), name
@@ -297,12 +298,15 @@ def _model_dir(tmp_path, **record):
 
 
 def test_a_model_already_quantised_is_refused_and_left_as_it_is(tmp_path, capsys):
-    from vision.training.quantise import QuantiseError, main, quantise_classifiers
+    from vision.training.quantise import QuantiseError, main, quantise_model, quantise_network
 
-    model = _model_dir(tmp_path, quantised={"networks": "classifier"})
+    (tmp_path / "model").mkdir()
+    model = _model_dir(tmp_path / "model", quantised={"networks": "classifier"})
+    path, crops = _classifier(tmp_path)
+    quantise_network(path, model / "cls.onnx", crops[:100])   # what the record says: in 8 bits
     before = {p.name: p.read_bytes() for p in model.iterdir()}
     with pytest.raises(QuantiseError, match="already quantised"):
-        quantise_classifiers(model, scenes=1)
+        quantise_model(model, scenes=1)
     assert main(["--model", str(model), "--scenes", "1"]) == 2
     assert "already quantised" in capsys.readouterr().err
     assert {p.name: p.read_bytes() for p in model.iterdir()} == before
@@ -314,7 +318,7 @@ def test_a_model_without_installed_training_designs_or_record_is_refused(tmp_pat
     model = _model_dir(tmp_path)
     monkeypatch.setattr(Q, "available_decks", lambda: [])
     with pytest.raises(Q.QuantiseError, match="fetch-art"):
-        Q.quantise_classifiers(model, scenes=1)
+        Q.quantise_model(model, scenes=1)
     (model / "model.json").write_text("{not json")
     assert Q.main(["--model", str(model)]) == 2
     assert "cannot read the model's record" in capsys.readouterr().err
@@ -330,46 +334,54 @@ def test_a_missing_classifier_or_a_failure_half_way_leaves_the_model_as_it_was(t
     meta = {"classifier": [path.name, "cls_2.onnx", "gone.onnx"], "trained_on": ["letele"]}
     (tmp_path / "model.json").write_text(json.dumps(meta))
     with pytest.raises(Q.QuantiseError, match="gone.onnx"):
-        Q.quantise_classifiers(tmp_path, scenes=1)
+        Q.quantise_model(tmp_path, scenes=1)
     meta["classifier"] = meta["classifier"][:2]
     (tmp_path / "model.json").write_text(json.dumps(meta))
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
     monkeypatch.setattr(Q, "available_decks", lambda: ["letele"])
     monkeypatch.setattr(Q, "build_face_cache", lambda log: None)
-    monkeypatch.setattr(Q, "calibration_crops", lambda *a, **k: crops[:100])
+    monkeypatch.setattr(Q, "calibration_inputs", lambda *a, **k: {"classifier": [crops[:100]]})
     done, real = [], Q.quantise_graph
 
-    def second_fails(model, dst, x):
+    def second_fails(model, dst, x, network):
         if done:
             raise RuntimeError("disk full")
         done.append(dst.name)
-        real(model, dst, x)
+        real(model, dst, x, network=network)
     monkeypatch.setattr(Q, "quantise_graph", second_fails)
     with pytest.raises(RuntimeError, match="disk full"):
-        Q.quantise_classifiers(tmp_path, scenes=1)
+        Q.quantise_model(tmp_path, scenes=1)
     assert done == [path.name]   # the first was quantised ...
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == before   # ... aside
 
 
-def test_the_committed_classifiers_are_8_bit_and_say_how_they_were_made():
+def test_the_committed_networks_are_8_bit_and_say_how_they_were_made():
     import onnx
 
     from vision.recogniser import Recogniser
 
     rec = Recogniser(engine="onnxruntime")
     record = rec.meta["quantised"]
-    assert record["networks"] == "classifier" and record["calibration"]["crops"] > 500
+    assert record["networks"] == ["classifier", "detector", "refiner"]
+    assert record["calibration"]["inputs"]["classifier"] > 500 and record["calibration"]["inputs"]["refiner"] > 500
+    assert record["calibration"]["inputs"]["detector"] == 100
     assert not set(record["calibration"]["designs"]) & set(rec.meta["held_out"])
     assert record["padded_channels"] == 4
-    for name in rec.meta["classifier"]:
+    for name in [*rec.meta["classifier"], rec.meta["refiner"]]:
         model = onnx.load(str(rec.model_dir / name))
         ops = {n.op_type for n in model.graph.node}
         assert "QLinearConv" in ops and "Conv" not in ops, name
         conv = next(n for n in model.graph.node if n.op_type == "QLinearConv")
         first = next(w for w in model.graph.initializer if w.name == conv.input[3])
         assert first.dims[1] == 4, name   # (pad_input_channels: the same numbers in less time)
-    ops = {n.op_type for n in onnx.load(str(rec.model_dir / rec.meta["detector"])).graph.node}
-    assert "Conv" in ops and "QLinearConv" not in ops   # the detector stays in float
+    # The detector: in 8 bits but for its first convolution (over the picture's colours) and
+    # its output layer, which stay in float; its pyramid's sums in 8 bits too.
+    graph = onnx.load(str(rec.model_dir / rec.meta["detector"])).graph
+    floats = [n for n in graph.node if n.op_type == "Conv"]
+    assert len(floats) == 2 and graph.input[0].name in floats[0].input
+    assert set(floats[1].output) == {o.name for o in graph.output}
+    assert sum(n.op_type == "QLinearConv" for n in graph.node) == 11
+    assert any(n.op_type == "QLinearAdd" for n in graph.node)
 
 
 def test_a_classifier_that_is_not_onnx_is_refused_before_any_work(tmp_path, monkeypatch, capsys):
@@ -381,9 +393,9 @@ def test_a_classifier_that_is_not_onnx_is_refused_before_any_work(tmp_path, monk
 
     def no_work(*a, **k):
         raise AssertionError("scenes were rendered for a model that cannot be quantised")
-    monkeypatch.setattr(Q, "calibration_crops", no_work)
+    monkeypatch.setattr(Q, "calibration_inputs", no_work)
     with pytest.raises(Q.QuantiseError, match="cls.onnx is not an ONNX network"):
-        Q.quantise_classifiers(model, scenes=1)
+        Q.quantise_model(model, scenes=1)
     assert Q.main(["--model", str(model), "--scenes", "1"]) == 2
     assert "is not an ONNX network" in capsys.readouterr().err
     assert {p.name: p.read_bytes() for p in model.iterdir()} == before
@@ -399,3 +411,86 @@ def test_a_classifier_that_is_not_onnx_is_refused_before_any_work(tmp_path, monk
     assert Q.main(["--model", str(model), "--pad"]) == 2
     assert "lacks its classifiers (gone.onnx)" in capsys.readouterr().err
     assert {p.name: p.read_bytes() for p in model.iterdir()} == before
+
+
+def _trained_looking(net, seed):
+    """``net`` in eval mode with trained-looking batch normalisations (see _classifier)."""
+    import torch
+
+    torch.manual_seed(seed)
+    with torch.no_grad():
+        for m in net.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.weight.uniform_(0.5, 1.5), m.bias.uniform_(-0.3, 0.3)
+                m.running_mean.uniform_(-0.2, 0.2), m.running_var.uniform_(0.5, 2.0)
+    return net.eval()
+
+
+def test_a_model_whose_classifiers_alone_are_8_bit_gets_its_detector_and_refiner_done(tmp_path, monkeypatch, capsys):
+    """As the committed model was brought up to date in session 63: the networks still in float
+    are quantised, those in 8 bits are left byte for byte, and the record says all three, its
+    calibration merged with the earlier one's (the same scenes).  The 8-bit detector keeps its
+    first and last layers in float, computes about what the float one did on both engines, and
+    loads back into PyTorch (``--detector-from``) as the file computes it."""
+    import onnx
+    import torch
+
+    from vision.index_geometry import REFINE_PATCH_H, REFINE_PATCH_W
+    from vision.inference import OnnxNet
+    from vision.training import quantise as Q
+    from vision.training.models import IndexDetector, IndexRefiner
+    from vision.training.train import export_detector, export_onnx, load_onnx_weights
+
+    path, crops = _classifier(tmp_path)
+    Q.quantise_network(path, path, crops[:100])
+    export_detector(_trained_looking(IndexDetector(0.5, (16, 32, 48, 64)), 1), tmp_path / "det.onnx")
+    export_onnx(_trained_looking(IndexRefiner(0.5), 2), torch.zeros(1, 3, REFINE_PATCH_H, REFINE_PATCH_W),
+                tmp_path / "ref.onnx", dynamic_hw=False, half_weights=True)
+    earlier = {"networks": "classifier", "weights": Q.WEIGHTS, "calibration":
+               {"method": "MinMax", "scenes": 1, "seed": 1001, "crops": 100, "designs": ["letele"]}}
+    meta = {"classifier": [path.name], "detector": "det.onnx", "refiner": "ref.onnx", "trained_on": ["letele"],
+            "quantised": earlier}
+    (tmp_path / "model.json").write_text(json.dumps(meta))
+    rng = np.random.default_rng(5)
+    pictures = [rng.uniform(-2, 2, (1, 3, 96, 128)).astype(np.float32) for _ in range(4)]
+    refiner_crops = rng.standard_normal((200, 3, REFINE_PATCH_H, REFINE_PATCH_W)).astype(np.float32)
+    monkeypatch.setattr(Q, "available_decks", lambda: ["letele"])
+    monkeypatch.setattr(Q, "build_face_cache", lambda log: None)
+    monkeypatch.setattr(Q, "calibration_inputs", lambda *a, **k: {"classifier": [crops[:100]], "detector": pictures,
+                                                                  "refiner": [refiner_crops]})
+    classifier = path.read_bytes()
+    float_det = OnnxNet(tmp_path / "det.onnx", "onnxruntime", threads=1)(pictures[0])
+    record = Q.quantise_model(tmp_path, scenes=1, log=print)
+    assert "detector, refiner networks" in capsys.readouterr().out
+    assert path.read_bytes() == classifier
+    assert record["networks"] == ["classifier", "detector", "refiner"] and "earlier" not in record
+    assert record["calibration"]["inputs"] == {"classifier": 100, "detector": 4, "refiner": 200}
+    assert json.loads((tmp_path / "model.json").read_text())["quantised"] == record
+    graph = onnx.load(str(tmp_path / "det.onnx")).graph
+    assert [n.op_type for n in graph.node if n.op_type == "Conv"] == ["Conv", "Conv"]
+    assert graph.input[0].name in next(n for n in graph.node if n.op_type == "Conv").input
+    assert any(n.op_type == "QLinearAdd" for n in graph.node)
+    for name in ("det.onnx", "ref.onnx"):
+        assert Q.is_8bit(tmp_path / name)
+        for node, inits in _layers(tmp_path / name):
+            assert np.abs(inits[node.input[3]].astype(int)).max() <= Q.WEIGHT_LIMIT, name
+    spread = float_det.max() - float_det.min()
+    ours = OnnxNet(tmp_path / "det.onnx", "onnxruntime", threads=1)(pictures[0])
+    theirs = OnnxNet(tmp_path / "det.onnx", "opencv")(pictures[0])
+    assert np.abs(ours - float_det).max() < 0.1 * spread     # (8-bit steps, not another network)
+    assert np.abs(ours - theirs).max() < 0.05 * spread      # (a requantised step apart, here and there)
+    # Back into PyTorch as the file computes it, but for the activations' 8-bit steps.
+    det = IndexDetector(0.5, (16, 32, 48, 64))
+    load_onnx_weights(det, tmp_path / "det.onnx")
+    det.norm = torch.nn.Identity()   # (the file takes its input centred, as the recogniser makes it)
+    with torch.no_grad():
+        loaded = det.eval()(torch.from_numpy(pictures[0])).numpy()
+    assert np.abs(loaded - ours).max() < 0.1 * spread
+    # Done once: a second time there is nothing left in float.
+    with pytest.raises(Q.QuantiseError, match="already quantised"):
+        Q.quantise_model(tmp_path, scenes=1)
+    # Calibrated on other scenes than the earlier networks were: that record is kept whole.
+    export_onnx(_trained_looking(IndexRefiner(0.5), 2), torch.zeros(1, 3, REFINE_PATCH_H, REFINE_PATCH_W),
+                tmp_path / "ref.onnx", dynamic_hw=False, half_weights=True)
+    again = Q.quantise_model(tmp_path, scenes=2, log=lambda m: None)
+    assert again["calibration"]["inputs"] == {"refiner": 200} and again["earlier"] == [record]

@@ -96,6 +96,11 @@ def test_both_engines_read_the_same(rec, held_out):
         spec = random_scene_spec(rng, held_out, 1280, 720, n_cards=3 + 2 * k, card_height=(140, 260))
         img, _ = render_scene(spec, rng)
         a, b = rec.read_indices(img), opencv.read_indices(img)
+        # (On these three scenes the 8-bit detector's indices come out the same on both engines.
+        # The engines requantise its activations each in its own way, and on other scenes one
+        # of them now and then rounds to the neighbouring step: of 20 scenes drawn as these, the
+        # indices of some lay up to 0.18 px apart and one faint index passed the heat threshold
+        # on one engine only, with the same cards read on every scene (session 63).)
         assert len(a) == len(b) >= 2   # (the second scene shows one readable card, 2 indices)
         for x, y in zip(a, b):
             assert np.allclose(x.centre, y.centre, atol=0.05) and abs(x.angle - y.angle) < 0.05

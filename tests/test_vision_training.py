@@ -279,19 +279,21 @@ def test_tiny_training_run_exports_models_the_recogniser_loads(art, tmp_path, ca
     for name in (meta["detector"], *meta["classifier"], meta["refiner"]):
         size = (out / name).stat().st_size
         assert 10_000 < size < 5_000_000
-    # tiny stores the refiner's weights as float16, the detector's as float32, and the
-    # classifiers in 8 bits (their float16 files kept beside the scenes).
+    # tiny stores its networks in 8 bits, their float files kept beside the scenes: the
+    # detector's weights in float32, the others' in float16.
     import onnx
 
     def weight_types(path):
         return {t.data_type for t in onnx.load(str(path)).graph.initializer}
     TP = onnx.TensorProto
-    assert TP.FLOAT16 not in weight_types(out / meta["detector"])
-    # The detector leaves its input's centring to the recogniser (no elementwise pass over the image).
+    assert TP.FLOAT16 not in weight_types(data / "float-networks" / meta["detector"])
+    assert TP.FLOAT16 in weight_types(data / "float-networks" / meta["refiner"])
+    # The detector leaves its input's centring to the recogniser (no elementwise pass over the
+    # image), and its first convolution, over the picture's colours, stays in float.
     assert meta["det_input"] == "centred"
-    assert onnx.load(str(out / meta["detector"])).graph.node[0].op_type == "Conv"
-    assert TP.FLOAT16 in weight_types(out / meta["refiner"])
-    for name in meta["classifier"]:
+    graph = onnx.load(str(out / meta["detector"])).graph
+    assert [n.op_type for n in graph.node if graph.input[0].name in n.input] == ["Conv"]
+    for name in (*meta["classifier"], meta["refiner"], meta["detector"]):
         # 8-bit weights (int8 from -64 to 64: quantise.narrow_weights), uint8 activations, no float16.
         assert {TP.INT8, TP.UINT8} <= weight_types(out / name) and TP.FLOAT16 not in weight_types(out / name)
         model = onnx.load(str(out / name))
@@ -299,10 +301,12 @@ def test_tiny_training_run_exports_models_the_recogniser_loads(art, tmp_path, ca
         layers = [n for n in model.graph.node if n.op_type in ("QLinearConv", "QGemm")]
         assert layers and all(inits[n.input[3]].dtype == np.int8 and not inits[n.input[5]].any()
                               and np.abs(inits[n.input[3]].astype(int)).max() <= 64 for n in layers)
-        assert TP.FLOAT16 in weight_types(data / "float-classifiers" / name)
+    for name in meta["classifier"]:
+        assert TP.FLOAT16 in weight_types(data / "float-networks" / name)
+    assert meta["quantised"]["networks"] == ["classifier", "detector", "refiner"]
     assert meta["quantised"]["calibration"]["scenes"] == 2 and meta["quantised"]["calibration"]["seed"] == 1001
     assert meta["quantised"]["padded_channels"] == 4
-    for name in meta["classifier"]:   # (quantise.pad_input_channels: the first convolution over 4 channels)
+    for name in (*meta["classifier"], meta["refiner"]):   # (quantise.pad_input_channels: the first convolution over 4 channels)
         assert any(n.op_type == "Pad" for n in onnx.load(str(out / name)).graph.node), name
     member_scenes = json.loads((tmp_path / "data-member2" / "scenes.json").read_text())
     assert member_scenes["seed"] == 2 and member_scenes["n"] == 16
@@ -318,7 +322,7 @@ def test_tiny_training_run_exports_models_the_recogniser_loads(art, tmp_path, ca
     assert isinstance(result.cards, list) and isinstance(result.unknown, list)
     # The rendered scenes and the detector are cached beside each other; a
     # second run with --reuse-detector retrains only the classifier.
-    assert sorted(p.name for p in data.iterdir()) == ["detector.json", "detector.pt", "float-classifiers",
+    assert sorted(p.name for p in data.iterdir()) == ["detector.json", "detector.pt", "float-networks",
                                                       "scenes.json", "shard0000.npz"]
     assert meta["crop_norm"] == "standardise" and meta["generated_designs"] == 2
     stamp = (data / "shard0000.npz").stat().st_mtime_ns
@@ -345,7 +349,9 @@ def test_tiny_training_run_exports_models_the_recogniser_loads(art, tmp_path, ca
     from vision.inference import OnnxNet
     probe = np.random.default_rng(3).normal(size=(2, 3, REFINE_PATCH_H, REFINE_PATCH_W)).astype(np.float32)
     before, after = (OnnxNet(d / "index_refiner.onnx", "onnxruntime", threads=1)(probe) for d in (out, out2))
-    assert np.abs(after - before).max() < 1e-4 * max(1.0, np.abs(before).max())
+    # (Both in 8 bits: the second run loads the first's 8-bit weights and stores them in 8 bits
+    # again, on ranges it measures itself, so the two lie a few 8-bit steps apart, no more.)
+    assert np.abs(after - before).max() < 0.01 * max(1.0, np.abs(before).max())
     # The detector is run over the training scenes only for what needs its detections: the
     # refiner's crops, and with detector_crops the classifier's. A refiner given needs none
     # (the run skips minutes of `full`'s; tiny, with detector_crops, ran it above).
@@ -386,7 +392,7 @@ def test_tiny_training_run_exports_models_the_recogniser_loads(art, tmp_path, ca
     from vision.inference import OnnxNet
     x = np.random.default_rng(0).random((1, 3, 96, 128), dtype=np.float32)
     before, after = (OnnxNet(d / "index_detector.onnx", "onnxruntime", threads=1)(x) for d in (out, out2))
-    assert np.abs(after - before).max() < 1e-4 * max(1.0, np.abs(before).max())
+    assert np.abs(after - before).max() < 0.01 * max(1.0, np.abs(before).max())   # (as the refiner's)
     # A cached detector of other channels (an earlier recipe's) is refused by name, not half-loaded.
     import torch
 

@@ -1,32 +1,38 @@
-"""Store a trained model's index classifiers in 8 bits, in place, so that they read in less time.
+"""Store a trained model's networks in 8 bits, in place, so that they read in less time.
 
     python -m vision.training.quantise                 # the committed model (vision/models), once
     python -m vision.training.quantise --model DIR --scenes 100 --seed 1001
     python -m vision.training.quantise --update        # a model quantised before session 32
 
-The classifiers are most of the recogniser's time (they read every index
-from several views, three of them for the doubtful ones).  In 8 bits
-(int8 weights from -64 to 64, one scale per output channel; uint8 activations) onnxruntime
-runs one in less than half the time on an x86 core with 8-bit dot products
-(bench/bench_engines.py), and the committed model reads the validation
-scenes at its accept threshold as in float (docs/vision-experiments.md,
-session 24).  The activations' ranges are measured, not guessed: the float model reads ``scenes`` rendered
-scenes of its *training* designs (never the held-out ones), and every crop it
-hands a classifier is kept, with every view of each index where the scene
-put it; the ranges are the extremes seen on up to ``MAX_CROPS`` of them
-(onnxruntime's static quantisation, MinMax).  The layer that writes the
-logits stays in float.  The first convolution is given a fourth input channel
+Every network of the model that is still in float is rewritten: the index
+classifiers, the detector and the refiner.  The classifiers were first
+(session 24): they are most of the recogniser's time (they read every index
+from several views, three of them for the doubtful ones), and in 8 bits
+onnxruntime runs one in less than half the time on an x86 core with 8-bit
+dot products (bench/bench_engines.py).  The detector and the refiner followed
+in session 63: on the committed model they read the benchmark's 2240 scenes
+as in float (one wrong card fewer) in 12% less time an image on a float32
+Zen 3 core (docs/vision-experiments.md, session 63).  The activations' ranges are measured, not guessed: the float model reads ``scenes`` rendered
+scenes of its *training* designs (never the held-out ones), and every input
+it hands a network is kept (for the classifiers, also every view of each
+index where the scene put it); the ranges are the extremes seen on up to
+``MAX_CROPS`` crops and ``MAX_IMAGES`` detector inputs (onnxruntime's static
+quantisation, MinMax).  The layer that writes each network's output stays in
+float, and so does the detector's first convolution (over the picture's 3
+colours, at half the picture's size, it is faster in float).  The first
+convolution of a classifier and of the refiner is given a fourth input channel
 that adds nothing (:func:`pad_input_channels`): the same numbers, in less time.
 The weights keep to 7 bits and a sign so that onnxruntime computes them exactly
 on every x86 CPU, those without 8-bit dot products too (:func:`narrow_weights`).
 
 The files are written in onnxruntime's operator format (``QLinearConv``,
-``QGemm``), which OpenCV's dnn also runs, to the same numbers (a test), so
-one file serves both engines; OpenCV computes it more slowly than the float
-one.  The detector and the refiner stay in float: in 8 bits they read fewer
-cards on the validation scenes (measured there).  ``model.json`` records
-what was done (``"quantised"``), and a model already quantised is refused:
-its float weights are gone (the training run keeps a copy, see train.py).
+``QGemm``, ``QLinearAdd``), which OpenCV's dnn also runs, so one file serves
+both engines; OpenCV computes them more slowly than float ones, and rounds
+the detector's requantised activations now and then to the neighbouring step,
+so that its indices lie up to a few tenths of a pixel from onnxruntime's.
+``model.json`` records what was done (``"quantised"``: which networks, how
+calibrated), and a model whose networks are all in 8 bits is refused: their
+float weights are gone (the training run keeps a copy, see train.py).
 
 Needs the ``onnx`` package and onnxruntime's quantisation tools (the
 ``train`` extra); the recogniser itself needs neither.
@@ -51,6 +57,18 @@ from vision.synth.scene import random_scene_spec, render_scene
 
 #: At most this many crops set the activations' ranges (a random draw of those recorded).
 MAX_CROPS = 2000
+#: At most this many of the detector's input pictures set its ranges (the first ones).
+MAX_IMAGES = 100
+#: The networks a model may store in 8 bits, by the names model.json gives their files.
+NETWORKS = ("classifier", "detector", "refiner")
+#: The operators each network has in 8 bits.  The detector's sums and upsamplings are
+#: in 8 bits too (its feature pyramid), so that its activations stay in 8 bits between
+#: its convolutions.  The classifiers and the refiner have no input normalisation in the
+#: file to keep out (an input normalisation in 8 bits gains nothing, and OpenCV cannot
+#: load its quantised constants).
+OPERATORS = {"classifier": ["Conv", "Relu", "MaxPool", "Flatten", "Gemm"],
+             "refiner": ["Conv", "Relu", "MaxPool", "Flatten", "Gemm"],
+             "detector": ["Conv", "Relu", "Add", "Resize"]}
 #: An 8-bit network's first convolution, over the crops' 3 colour channels, is given
 #: this many: onnxruntime computes it over 4 channels in less time than over 3 (its
 #: 8-bit dot products take their input 4 bytes at a time), to the same numbers
@@ -68,22 +86,47 @@ class QuantiseError(RuntimeError):
     """The model cannot be quantised: missing files, already quantised, or no designs to render."""
 
 
-def calibration_crops(model_dir: Path, scenes: int, seed: int, decks: list[str],
-                      max_crops: int = MAX_CROPS) -> np.ndarray:
-    """What the float model's classifiers are given while it reads ``scenes``
-    rendered scenes of ``decks`` (the crops of every stage: first looks,
-    doubtful indices, turned and weak ones), and every view of each index
-    where the scene put it; up to ``max_crops`` of them drawn at random
-    (N x 3 x PATCH_H x PATCH_W, float32)."""
-    rec = Recogniser(model_dir)
-    seen: list[np.ndarray] = []
+def is_8bit(path: Path) -> bool:
+    """Whether the ONNX network at ``path`` is stored in 8 bits (has onnxruntime's
+    8-bit operators).  Raises QuantiseError for a file that is not an ONNX network."""
+    import onnx
 
-    def recording(net):
+    try:
+        model = onnx.load(str(path))
+    except Exception as e:   # (protobuf's decode errors have no common type worth naming)
+        raise QuantiseError(f"{path} is not an ONNX network: {e}") from None
+    return any(node.op_type.startswith("QLinear") or node.op_type == "QGemm" for node in model.graph.node)
+
+
+def calibration_inputs(model_dir: Path, scenes: int, seed: int, decks: list[str],
+                       max_crops: int = MAX_CROPS, max_images: int = MAX_IMAGES) -> dict[str, list[np.ndarray]]:
+    """What the model's networks are given while it reads ``scenes`` rendered
+    scenes of ``decks``, by network (:data:`NETWORKS`), each a list of the
+    batches to measure on:
+
+    * ``"classifier"``: the crops of every stage (first looks, doubtful
+      indices, turned and weak ones), and every view of each index where the
+      scene put it; up to ``max_crops`` of them drawn at random, in one array
+      (N x 3 x PATCH_H x PATCH_W, float32);
+    * ``"refiner"``: the refiner's crops (where the model finds no index at all,
+      crops where each index really lies); up to ``max_crops`` drawn likewise
+      (none for a model without a refiner);
+    * ``"detector"``: its first ``max_images`` inputs, one picture each.
+    """
+    rec = Recogniser(model_dir)
+    seen: dict[str, list[np.ndarray]] = {name: [] for name in NETWORKS}
+
+    def recording(net, name: str):
         def run(blob: np.ndarray) -> np.ndarray:
-            seen.append(np.array(blob, np.float32))
+            if name != "detector" or len(seen[name]) < max_images:
+                seen[name].append(np.array(blob, np.float32))
             return net(blob)
         return run
-    rec.classifiers = [recording(net) for net in rec.classifiers]
+    rec.classifiers = [recording(net, "classifier") for net in rec.classifiers]
+    rec.detector = recording(rec.detector, "detector")
+    if rec.refiner is not None:
+        rec.refiner = recording(rec.refiner, "refiner")
+    at_truth: list[np.ndarray] = []   # the refiner's crops of the indices where they lie
     rng = np.random.default_rng(seed)
     for k in range(scenes):
         spec = random_scene_spec(rng, decks, SCENE_W, SCENE_H, n_cards=1 + k % 8, card_height=(130, 300))
@@ -94,12 +137,23 @@ def calibration_crops(model_dir: Path, scenes: int, seed: int, decks: list[str],
         truth = [IndexReading(ix.centre, ix.angle, ix.height, card.centre, card.height, 1.0)
                  for card in ann.cards for ix in card.indices]
         if truth:
-            seen.append(rec._view_crops(image, truth, rec.views))
+            seen["classifier"].append(rec._view_crops(image, truth, rec.views))
+            if rec.refiner is not None:   # (recorded aside; the readings it moves are thrown away)
+                own, seen["refiner"] = seen["refiner"], at_truth
+                rec.refine(image, truth)
+                seen["refiner"] = own
+    if not seen["refiner"]:
+        # Such a model gives its refiner nothing either: it is measured on those indices.
+        # (Only then: on a trained model's own crops alone it reads a little better, session 63.)
+        seen["refiner"] = at_truth
     # (The doubtful indices' crops are in it once for each classifier: no matter for the extremes.)
-    crops = np.concatenate(seen) if seen else np.zeros((0, 3, 1, 1), np.float32)
-    if len(crops) > max_crops:
-        crops = crops[np.sort(rng.choice(len(crops), max_crops, replace=False))]
-    return crops
+    inputs = {"detector": seen["detector"]}
+    for name, draw in (("classifier", rng), ("refiner", np.random.default_rng(seed))):
+        crops = np.concatenate(seen[name]) if seen[name] else np.zeros((0, 3, 1, 1), np.float32)
+        if len(crops) > max_crops:
+            crops = crops[np.sort(draw.choice(len(crops), max_crops, replace=False))]
+        inputs[name] = [crops] if len(crops) else []
+    return inputs
 
 
 def float_graph(path: Path):
@@ -248,22 +302,29 @@ def narrow_weights(model) -> bool:
     return changed
 
 
-def quantise_network(src: Path, dst: Path, crops: np.ndarray) -> None:
-    """Write ``src`` (a float network) to ``dst`` in 8 bits, its activations'
-    ranges measured on ``crops``.  ``dst`` may be ``src``."""
-    quantise_graph(float_graph(src), dst, crops)
+def quantise_network(src: Path, dst: Path, crops, network: str = "classifier") -> None:
+    """Write ``src`` (a float network, one of :data:`NETWORKS`) to ``dst`` in 8 bits,
+    its activations' ranges measured on ``crops``.  ``dst`` may be ``src``."""
+    quantise_graph(float_graph(src), dst, crops, network=network)
 
 
-def quantise_graph(model, dst: Path, crops: np.ndarray, batch: int = 100) -> None:
-    """Write ``model`` (a :func:`float_graph`) to ``dst`` in 8 bits, its activations'
-    ranges measured on ``crops``, its first convolution over 4 channels (:func:`pad_input_channels`)."""
+def quantise_graph(model, dst: Path, crops, batch: int = 100, network: str = "classifier") -> None:
+    """Write ``model`` (a :func:`float_graph` of a ``network``, one of :data:`NETWORKS`)
+    to ``dst`` in 8 bits, its activations' ranges measured on ``crops`` (one array of
+    inputs, or a list of them: the detector's pictures need not be of one size), in
+    batches of up to ``batch``; a classifier's and the refiner's first convolution over 4
+    channels (:func:`pad_input_channels`)."""
     import onnx
     from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType,
                                           quantize_static)
 
+    if network not in OPERATORS:
+        raise ValueError(f"unknown network {network!r}: one of {', '.join(NETWORKS)}")
+    arrays = crops if isinstance(crops, list) else [crops]
+
     class Crops(CalibrationDataReader):
         def __init__(self, name: str):
-            self.batches = iter([{name: crops[i:i + batch]} for i in range(0, len(crops), batch)])
+            self.batches = iter([{name: a[i:i + batch]} for a in arrays for i in range(0, len(a), batch)])
 
         def get_next(self):
             return next(self.batches, None)
@@ -271,7 +332,12 @@ def quantise_graph(model, dst: Path, crops: np.ndarray, batch: int = 100) -> Non
     outputs = {o.name for o in model.graph.output}
     # The layer that writes the logits stays in float: in 8 bits its output would move in
     # steps of a 255th of the logits' range, coarse next to the accept threshold's margins.
-    last = [node.name for node in model.graph.node if set(node.output) & outputs]
+    keep_float = [node.name for node in model.graph.node if set(node.output) & outputs]
+    if network == "detector":
+        # Its first convolution too: over 3 colours at half the picture's size it runs
+        # faster in float than in 8 bits (session 24), and the picture keeps every bit.
+        source = model.graph.input[0].name
+        keep_float += [node.name for node in model.graph.node if node.op_type == "Conv" and source in node.input]
     # The quantiser logs advice (pre-processing, opset) that does not apply to these small networks.
     root = logging.getLogger()
     level = root.level
@@ -285,10 +351,8 @@ def quantise_graph(model, dst: Path, crops: np.ndarray, batch: int = 100) -> Non
                             activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
                             reduce_range=True,   # weights from -64 to 64: narrow_weights says why
                             calibrate_method=CalibrationMethod.MinMax,
-                            # Only these: an input normalisation (Sub, Mul) in 8 bits gains nothing,
-                            # and OpenCV cannot load its quantised constants.
-                            op_types_to_quantize=["Conv", "Relu", "MaxPool", "Flatten", "Gemm"],
-                            nodes_to_exclude=last)
+                            op_types_to_quantize=OPERATORS[network],
+                            nodes_to_exclude=keep_float)
             packed_model = onnx.load(str(packed))
             pad_input_channels(packed_model)
             narrow_weights(packed_model)   # (the quantiser made them so already: a check that costs nothing)
@@ -315,44 +379,79 @@ def _model_record(model_dir: Path) -> tuple[Path, dict, list[str]]:
     return meta_path, meta, files
 
 
-def quantise_classifiers(model_dir: Path, scenes: int = 100, seed: int = 1001,
-                         log: Callable[[str], None] = print) -> dict:
-    """Rewrite the classifiers of the model in ``model_dir`` in 8 bits, in place,
-    and record it in its model.json; returns that record.  Raises QuantiseError
-    when the model is already quantised or no training design is installed."""
+def _networks(model_dir: Path, meta: dict, classifiers: list[str]) -> list[tuple[str, str]]:
+    """The model's networks as (kind, file name) pairs, kinds from :data:`NETWORKS`;
+    a QuantiseError when the detector or the refiner that model.json names is missing."""
+    networks = [("classifier", name) for name in classifiers]
+    for kind in ("detector", "refiner"):
+        name = meta.get(kind)
+        if name:   # (a model without a refiner says "refiner": null)
+            if not isinstance(name, str) or not (model_dir / name).is_file():
+                raise QuantiseError(f"the model in {model_dir} lacks its {kind} ({name})")
+            networks.append((kind, name))
+    return networks
+
+
+def quantise_model(model_dir: Path, scenes: int = 100, seed: int = 1001, log: Callable[[str], None] = print,
+                   kinds: tuple[str, ...] = NETWORKS) -> dict:
+    """Rewrite every network of the model in ``model_dir`` that is still in float
+    in 8 bits (of ``kinds``, by default all), in place, and record it in its
+    model.json; returns that record.  Raises QuantiseError when they are all in 8
+    bits already, or no training design is installed; the model is then left as it was."""
     import onnxruntime
 
     model_dir = Path(model_dir)
-    meta_path, meta, files = _model_record(model_dir)
-    if meta.get("quantised"):
-        raise QuantiseError(f"the model in {model_dir} is already quantised: its float classifiers are gone "
+    meta_path, meta, classifiers = _model_record(model_dir)
+    networks = _networks(model_dir, meta, classifiers)
+    todo = [(kind, name) for kind, name in networks if kind in kinds and not is_8bit(model_dir / name)]
+    if not todo:
+        raise QuantiseError(f"the model in {model_dir} is already quantised: its float networks are gone "
                             f"(train it again, or restore them, to quantise anew)")
-    graphs = {name: float_graph(model_dir / name) for name in files}   # (a bad file is refused before the work)
+    graphs = {name: float_graph(model_dir / name) for _, name in todo}   # (a bad file is refused before the work)
     decks = [d for d in meta.get("trained_on", []) if d in available_decks()]
     if not decks:
         raise QuantiseError("none of the model's training designs is installed: run scripts/fetch-art.sh")
     build_face_cache(log=lambda m: None)
-    log(f"measuring the classifiers' activations on {scenes} scenes of {len(decks)} training designs")
-    crops = calibration_crops(model_dir, scenes, seed, decks)
-    if not len(crops):
-        raise QuantiseError(f"{scenes} scenes showed no index: nothing to measure the ranges on")
+    kinds = list(dict.fromkeys(kind for kind, _ in todo))
+    log(f"measuring the activations of the {', '.join(kinds)} networks on {scenes} scenes of {len(decks)} training designs")
+    inputs = calibration_inputs(model_dir, scenes, seed, decks)
+    for kind in kinds:
+        if not inputs[kind]:
+            raise QuantiseError(f"{scenes} scenes showed no index: nothing to measure the {kind}'s ranges on")
     # All are written aside first: a failure half way leaves the model as it was.
     with tempfile.TemporaryDirectory() as tmp:
-        for name in files:
-            quantise_graph(graphs[name], Path(tmp) / name, crops)
-        for name in files:
+        for kind, name in todo:
+            quantise_graph(graphs[name], Path(tmp) / name, inputs[kind], network=kind)
+        for _, name in todo:
             shutil.copyfile(Path(tmp) / name, model_dir / name)
             log(f"{name}: {(model_dir / name).stat().st_size} bytes in 8 bits")
     record = {
-        "networks": "classifier",
+        "networks": [kind for kind in NETWORKS
+                     if any(k == kind for k, _ in networks)
+                     and all(is_8bit(model_dir / name) for k, name in networks if k == kind)],
         "weights": WEIGHTS,
         "activations": "uint8",
-        "format": "onnxruntime QOperator (QLinearConv, QGemm)",
+        "format": "onnxruntime QOperator (QLinearConv, QGemm, QLinearAdd)",
         "padded_channels": PADDED_CHANNELS,
-        "calibration": {"method": "MinMax", "scenes": scenes, "seed": seed, "crops": len(crops),
+        "calibration": {"method": "MinMax", "scenes": scenes, "seed": seed,
+                        "inputs": {kind: sum(len(a) for a in inputs[kind]) for kind in kinds},
                         "designs": decks},
         "onnxruntime": onnxruntime.__version__,
     }
+    earlier = meta.get("quantised")
+    if isinstance(earlier, dict):
+        # Networks quantised before keep their record of how they were calibrated: merged
+        # when it was on the same scenes, else kept whole beside this one.
+        before = dict(earlier.get("calibration") or {})
+        if "crops" in before:   # (a record of before session 63: the classifiers' crops)
+            before["inputs"] = {"classifier": before.pop("crops")}
+        same = all(before.get(k) == record["calibration"][k] for k in ("method", "scenes", "seed", "designs"))
+        if same:
+            record["calibration"]["inputs"] = {**before.get("inputs", {}), **record["calibration"]["inputs"]}
+            if earlier.get("earlier"):
+                record["earlier"] = earlier["earlier"]
+        else:
+            record["earlier"] = [*earlier.pop("earlier", []), earlier]
     meta["quantised"] = record
     meta_path.write_text(json.dumps(meta, indent=1) + "\n")
     return record
@@ -374,7 +473,7 @@ def pad_classifiers(model_dir: Path, log: Callable[[str], None] = print) -> int:
         raise QuantiseError(f"the model in {model_dir} is not quantised: its classifiers are padded as they are "
                             f"quantised (python -m vision.training.quantise --model {model_dir})")
     changed = 0
-    with tempfile.TemporaryDirectory() as tmp:   # all aside first, as quantise_classifiers does
+    with tempfile.TemporaryDirectory() as tmp:   # all aside first, as quantise_model does
         for name in files:
             try:
                 model = onnx.load(str(model_dir / name))
@@ -414,7 +513,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.update:
             pad_classifiers(args.model)
         else:
-            quantise_classifiers(args.model, args.scenes, args.seed)
+            quantise_model(args.model, args.scenes, args.seed)
     except QuantiseError as e:
         print(f"quantise: {e}", file=sys.stderr)
         return 2

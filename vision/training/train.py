@@ -9,7 +9,7 @@ training scenes from the training designs only (``HELD_OUT`` designs are
 never seen), train the index detector, train the index refiner on the
 detector's errors in those scenes, cut index crops and train the index
 classifiers (side by side, ``--jobs``), export them to ONNX (opset 11, runs through ``cv2.dnn``) with a
-``model.json`` holding the decision thresholds, store the classifiers in 8
+``model.json`` holding the decision thresholds, store the networks in 8
 bits (``vision.training.quantise``; the float ones are kept in the data
 folder), and, where the config says (``tune_scenes``: ``full``), tune them for a
 leaning camera (``vision.training.tune``).  PyTorch on the CPU, ``--threads`` threads (default 2), shared by the
@@ -55,7 +55,7 @@ from vision.training.data import (MORE_COVERED_FROM, RANK_HIDDEN, SUIT_HIDDEN, S
                                   load_scenes, refiner_samples)
 from vision.training.models import IndexClassifier, IndexDetector, IndexRefiner
 from vision.training.budget import FINISH_SECONDS, BudgetError, Speeds, classifier_epochs, plan, tuning
-from vision.training.quantise import quantise_classifiers
+from vision.training.quantise import quantise_model
 
 MODEL_DIR = Path(__file__).resolve().parents[1] / "models"
 
@@ -203,10 +203,10 @@ class Config:
     #: one does not read it clearly at ``screen_clear`` (vision.recogniser.Recogniser.classify_screened);
     #: 0 = every view always.  A run-time setting, recorded in model.json; chosen on seeds 99 and 123.
     screen_clear: float = 0.0
-    #: Once trained, store the classifiers in 8 bits (vision.training.quantise), their
+    #: Once trained, store the networks in 8 bits (vision.training.quantise), their
     #: activations' ranges measured on this many rendered scenes of the training designs;
     #: 0 = leave them in float.  100 in ``full``: the recogniser then reads the validation
-    #: scenes as before in less time (docs/vision-experiments.md, session 24).
+    #: scenes as before in less time (docs/vision-experiments.md, sessions 24 and 63).
     quantise_scenes: int = 0
     #: Once trained (and stored in 8 bits), tune the classifiers on this many new scenes each,
     #: 40% of their index crops squeezed as a leaning camera squeezes them
@@ -1007,10 +1007,10 @@ def load_onnx_weights(net: torch.nn.Module, path: Path) -> None:
     such a convolution gets the folded weights and its normalisation the folded
     bias, with unit scale, zero mean and unit variance, so that ``net`` in eval
     mode computes what the file does.  Half-precision weights load as float32, and a
-    classifier stored in 8 bits (vision.training.quantise) loads its weights as the
+    network stored in 8 bits (vision.training.quantise) loads its weights as the
     8-bit file computes them (each integer times its channel's scale; the bias times
     the input's scale too), less the padded input channel, so that the committed
-    classifiers can be trained further (vision.training.tune).
+    networks can be trained further (vision.training.tune, ``--detector-from``).
     Raises ValueError when the file does not fit ``net``.
     """
     import onnx
@@ -1039,7 +1039,8 @@ def load_onnx_weights(net: torch.nn.Module, path: Path) -> None:
     folded = [(node.input[1], node.input[2] if len(node.input) > 2 else None) if node.op_type == "Conv"
               else (node.input[3], node.input[8] if len(node.input) > 8 else None)
               for node in graph.node
-              if node.op_type in ("Conv", "QLinearConv") and node.input[1 if node.op_type == "Conv" else 3] not in state]
+              if node.op_type in ("Conv", "QLinearConv")
+              and node.input[1 if node.op_type == "Conv" else 3].removesuffix("_quantized") not in state]
     modules = list(net.named_modules())
     conv_bn = [(conv, *following) for (conv, module), following in zip(modules, modules[1:])
                if isinstance(module, torch.nn.Conv2d) and isinstance(following[1], torch.nn.BatchNorm2d)]
@@ -1072,8 +1073,8 @@ def _dequantise_into(arrays: dict, graph) -> None:
     """Add to ``arrays`` the float weights and biases of ``graph``'s 8-bit layers
     (``QLinearConv``, ``QGemm``: vision.training.quantise) as the layers compute them:
     a convolution's under its quantised weight's and bias's names (as a folded
-    convolution's are found), a ``QGemm``'s under the names of the layer it was made
-    from (``fc.1.weight`` for ``fc.1.weight_quantized``)."""
+    convolution's are found) and under the names of the layer it was made from,
+    a ``QGemm``'s under the latter (``fc.1.weight`` for ``fc.1.weight_quantized``)."""
     def weights(node, bias: str) -> tuple[np.ndarray, np.ndarray | None]:
         x_scale = float(arrays[node.input[1]])
         q, scale, zero = (arrays[node.input[k]] for k in (3, 4, 5))
@@ -1086,6 +1087,11 @@ def _dequantise_into(arrays: dict, graph) -> None:
             arrays[node.input[3]], b = weights(node, bias)
             if bias:
                 arrays[bias] = b
+            # A convolution with no normalisation after it (the detector's laterals) kept
+            # its names: under those too.
+            arrays[node.input[3].removesuffix("_quantized")] = arrays[node.input[3]]
+            if bias:
+                arrays[bias.removesuffix("_quantized")] = b
         elif node.op_type == "QGemm":
             if not any(a.name == "transB" and a.i == 1 for a in node.attribute):
                 raise ValueError(f"an 8-bit layer ({node.name or node.output[0]}) not stored as the exporter "
@@ -1459,14 +1465,15 @@ def main(argv: list[str] | None = None) -> int:
         meta["refiner_from"] = str(args.refiner_from)
         meta["refiner_seconds"] = from_seconds["refiner_seconds"]
     (args.out / "model.json").write_text(json.dumps(meta, indent=1) + "\n")
+    written = ["index_detector.onnx", *classifier_files] + (["index_refiner.onnx"] if ref is not None else [])
     if cfg.quantise_scenes:
         # The 8-bit files cannot give the float weights back: keep a copy beside the scenes
         # (as trained: a tuning, below, starts from the 8-bit files and keeps no float copy).
-        float_dir = data_dir / "float-classifiers"
+        float_dir = data_dir / "float-networks"
         float_dir.mkdir(exist_ok=True)
-        for name in classifier_files:
+        for name in written:
             shutil.copyfile(args.out / name, float_dir / name)
-        quantise_classifiers(args.out, cfg.quantise_scenes, seed=args.seed + 1000, log=_log)
+        quantise_model(args.out, cfg.quantise_scenes, seed=args.seed + 1000, log=_log)
     if cfg.tune_scenes:
         from vision.training.tune import TuneError, tune_model   # (tune imports this module)
         try:
@@ -1485,7 +1492,6 @@ def main(argv: list[str] | None = None) -> int:
             print(f"tuning the classifiers: {e}; the model in {args.out} is written as trained, untuned",
                   file=sys.stderr)
             return 2
-    written = ["index_detector.onnx", *classifier_files] + (["index_refiner.onnx"] if ref is not None else [])
     _log(f"wrote {', '.join(written)} and model.json to {args.out} in {time.time() - t_start:.0f} s")
     return 0
 

@@ -247,7 +247,8 @@ def tune_model(model_dir: Path, out: Path, scenes: int = SCENES, epochs: int = E
     record = {"scenes": scenes, "epochs": epochs, "lr": lr, "squeeze_share": share, "squeeze_least": least,
               "seeds": seeds, "torch": torch.__version__,
               "precision": "bfloat16" if T.fast_math(cfg) else "float32"}
-    meta.pop("quantised", None)
+    # (The record of "quantised" stays: quantise_model, below, stores the tuned classifiers
+    # in 8 bits again and keeps what the record says of the detector and the refiner.)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         for f in model_dir.iterdir():
@@ -260,11 +261,11 @@ def tune_model(model_dir: Path, out: Path, scenes: int = SCENES, epochs: int = E
                           half_weights=cfg.cls_half_weights)
         (tmp / "model.json").write_text(json.dumps(meta, indent=1) + "\n")
         if quantised:
-            from vision.training.quantise import QuantiseError, quantise_classifiers
+            from vision.training.quantise import QuantiseError, quantise_model
             calibration = quantised["calibration"]
             try:
-                quantise_classifiers(tmp, calibration_scenes or calibration["scenes"], seed=calibration["seed"],
-                                     log=log)
+                quantise_model(tmp, calibration_scenes or calibration["scenes"], seed=calibration["seed"],
+                               log=log, kinds=("classifier",))
             except QuantiseError as e:
                 raise TuneError(f"storing the tuned classifiers in 8 bits: {e}") from None
         record["seconds"] = round(time.time() - started)   # (scenes, training and quantising)
