@@ -494,3 +494,36 @@ def test_a_model_whose_classifiers_alone_are_8_bit_gets_its_detector_and_refiner
                 tmp_path / "ref.onnx", dynamic_hw=False, half_weights=True)
     again = Q.quantise_model(tmp_path, scenes=2, log=lambda m: None)
     assert again["calibration"]["inputs"] == {"refiner": 200} and again["earlier"] == [record]
+
+
+def test_a_model_without_a_refiner_or_with_classifiers_of_an_earlier_version(tmp_path, monkeypatch):
+    """A model with no refiner has its other networks quantised; one whose 8-bit classifiers
+    were stored by an earlier version (unpadded, full-range weights) is sent to ``--update``
+    first, since the record would say otherwise of them; an unknown kind of network is refused."""
+    import torch
+
+    from vision.training import quantise as Q
+    from vision.training.models import IndexDetector
+    from vision.training.train import export_detector
+
+    path, crops = _classifier(tmp_path)
+    export_detector(_trained_looking(IndexDetector(0.5, (16, 32, 48, 64)), 1), tmp_path / "det.onnx")
+    meta = {"classifier": [path.name], "detector": "det.onnx", "refiner": None, "trained_on": ["letele"]}
+    (tmp_path / "model.json").write_text(json.dumps(meta))
+    pictures = [np.random.default_rng(6).uniform(-2, 2, (1, 3, 64, 96)).astype(np.float32) for _ in range(2)]
+    monkeypatch.setattr(Q, "available_decks", lambda: ["letele"])
+    monkeypatch.setattr(Q, "build_face_cache", lambda log: None)
+    monkeypatch.setattr(Q, "calibration_inputs", lambda *a, **k: {"classifier": [crops[:100]], "detector": pictures,
+                                                                  "refiner": []})
+    with pytest.raises(ValueError, match="unknown networks"):
+        Q.quantise_model(tmp_path, scenes=1, kinds=("classifiers",))
+    record = Q.quantise_model(tmp_path, scenes=1, log=lambda m: None, kinds=("detector",))
+    assert record["networks"] == ["detector"] and record["calibration"]["inputs"] == {"detector": 2}
+    assert "QLinearAdd" in record["format"] and not Q.is_8bit(path)
+    # The classifier in 8 bits as before session 32: the detector is left alone and nothing written.
+    export_detector(_trained_looking(IndexDetector(0.5, (16, 32, 48, 64)), 1), tmp_path / "det.onnx")
+    _quantise_as_before(monkeypatch, Q, path, path, crops[:200])
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+    with pytest.raises(Q.QuantiseError, match="--update"):
+        Q.quantise_model(tmp_path, scenes=1)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == before

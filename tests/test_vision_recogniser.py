@@ -96,14 +96,20 @@ def test_both_engines_read_the_same(rec, held_out):
         spec = random_scene_spec(rng, held_out, 1280, 720, n_cards=3 + 2 * k, card_height=(140, 260))
         img, _ = render_scene(spec, rng)
         a, b = rec.read_indices(img), opencv.read_indices(img)
-        # (On these three scenes the 8-bit detector's indices come out the same on both engines.
-        # The engines requantise its activations each in its own way, and on other scenes one
-        # of them now and then rounds to the neighbouring step: of 20 scenes drawn as these, the
-        # indices of some lay up to 0.18 px apart and one faint index passed the heat threshold
-        # on one engine only, with the same cards read on every scene (session 63).)
-        assert len(a) == len(b) >= 2   # (the second scene shows one readable card, 2 indices)
-        for x, y in zip(a, b):
-            assert np.allclose(x.centre, y.centre, atol=0.05) and abs(x.angle - y.angle) < 0.05
+        # The engines requantise the 8-bit detector's activations each in its own way, and now
+        # and then one rounds to the neighbouring step: of 20 scenes drawn as these, the indices
+        # of some lay up to 0.18 px and 0.14 degrees apart, and one faint index passed the heat
+        # threshold on one engine only, with the same cards read on every scene (session 63;
+        # these three scenes came out the same to the last bit).  So the indices are paired by
+        # where they lie, and one faint index a scene may be one engine's alone.
+        pairs = [(x, y) for x in a for y in b if np.hypot(*np.subtract(x.centre, y.centre)) < 1.0]
+        alone = [ix for ix in a if all(ix is not x for x, _ in pairs)] + \
+                [ix for ix in b if all(ix is not y for _, y in pairs)]
+        # (The second scene shows one readable card, 2 indices.)
+        assert len(pairs) >= 2 and len(pairs) == len({id(x) for x, _ in pairs}) == len({id(y) for _, y in pairs})
+        assert len(alone) <= 1 and all(ix.heat < 0.5 for ix in alone), [(ix.centre, ix.heat) for ix in alone]
+        for x, y in pairs:
+            assert np.allclose(x.centre, y.centre, atol=0.25) and abs(x.angle - y.angle) < 0.2
             # (Outputs 1e-5 apart move a refined crop by a hundredth of a pixel, which can tip an
             # 8-bit activation into the next step: the probabilities then differ by up to 0.006
             # and p_index by 0.010 on 20 other scenes, and one card's probability by 0.0105 here.)

@@ -144,6 +144,11 @@ def test_tuning_with_no_learning_rate_writes_the_model_it_read(art, tmp_path, ca
     assert (record["scenes"], record["epochs"], record["lr"]) == (3, 1, 0.0)
     assert record["seeds"] == [601, 602, 603][:len(_committed_classifiers())]
     assert tuned["quantised"]["calibration"]["scenes"] == 3
+    # Only the classifiers were stored in 8 bits again; the record of the detector's and the
+    # refiner's 8 bits (calibrated on other scenes, 100) is kept whole beside it.
+    assert tuned["quantised"]["networks"] == ["classifier", "detector", "refiner"]
+    assert set(tuned["quantised"]["calibration"]["inputs"]) == {"classifier"}
+    assert tuned["quantised"]["earlier"] == [meta["quantised"]]
     for name in ("index_detector.onnx", "index_refiner.onnx"):
         assert (out / name).read_bytes() == (src / name).read_bytes(), name
     x = _crops(40, seed=1)

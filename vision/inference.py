@@ -14,12 +14,14 @@ each time; ``bench/bench_engines.py`` measures both).  onnxruntime has
 wheels for 64-bit x86 and ARM (Raspberry Pi OS 64-bit); where there is none
 (32-bit Raspberry Pi OS), OpenCV, which the project needs anyway, runs the
 same files.  The two agree to about 1e-5 on every output of a float network,
-and on the committed 8-bit classifiers (vision.training.quantise) compute the
+and on the committed 8-bit networks (vision.training.quantise) compute the
 same integer sums; only where an activation is requantised to 8 bits may one
-round it to the neighbouring step (none measured before session 32; on
-a Zen 5 CPU, 0.03 on logits spread over 9 for random input, and the same
-readings of real crops to 1e-4).  OpenCV computes the 8-bit classifiers more
-slowly than float ones (1.4 to 2.1 times, measured).
+round it to the neighbouring step (for a classifier, none measured before
+session 32; on a Zen 5 CPU, 0.03 on logits spread over 9 for random input,
+and the same readings of real crops to 1e-4; for the 8-bit detector of
+session 63, indices up to a few tenths of a pixel apart now and then).
+OpenCV computes the 8-bit networks more slowly than float ones (the
+classifiers 1.4 to 2.1 times, the detector about twice, measured).
 """
 
 from __future__ import annotations

@@ -76,7 +76,8 @@ from dataclasses import dataclass
 #: further classifier's draw (its scenes and crops: 1.0 draw each).
 AROUND_DRAWS = 1.3
 #: Seconds for what follows the classifiers: export, and quantising (100 scenes rendered
-#: and read: 17 s on the Zen 5; the rest is small).
+#: and read: 17 s on the Zen 5 with the classifiers alone; with the detector and the
+#: refiner too, since session 63, 51 s for a model of one classifier on the float32 Zen 3).
 FINISH_SECONDS = 90.0
 #: The share of the budget kept in hand for what the estimates miss.
 MARGIN = 0.04

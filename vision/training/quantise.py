@@ -12,8 +12,10 @@ onnxruntime runs one in less than half the time on an x86 core with 8-bit
 dot products (bench/bench_engines.py).  The detector and the refiner followed
 in session 63: on the committed model they read the benchmark's 2240 scenes
 as in float (one wrong card fewer) in 12% less time an image on a float32
-Zen 3 core (docs/vision-experiments.md, session 63).  The activations' ranges are measured, not guessed: the float model reads ``scenes`` rendered
-scenes of its *training* designs (never the held-out ones), and every input
+Zen 3 core (docs/vision-experiments.md, session 63).
+
+The activations' ranges are measured, not guessed: the float model reads
+``scenes`` rendered scenes of its *training* designs (never the held-out ones), and every input
 it hands a network is kept (for the classifiers, also every view of each
 index where the scene put it); the ranges are the extremes seen on up to
 ``MAX_CROPS`` crops and ``MAX_IMAGES`` detector inputs (onnxruntime's static
@@ -61,11 +63,10 @@ MAX_CROPS = 2000
 MAX_IMAGES = 100
 #: The networks a model may store in 8 bits, by the names model.json gives their files.
 NETWORKS = ("classifier", "detector", "refiner")
-#: The operators each network has in 8 bits.  The detector's sums and upsamplings are
-#: in 8 bits too (its feature pyramid), so that its activations stay in 8 bits between
-#: its convolutions.  The classifiers and the refiner have no input normalisation in the
-#: file to keep out (an input normalisation in 8 bits gains nothing, and OpenCV cannot
-#: load its quantised constants).
+#: The operators each network has in 8 bits: only these, since an input normalisation
+#: (Sub, Mul) in 8 bits gains nothing and OpenCV cannot load its quantised constants.
+#: The detector's feature pyramid has its sums and upsamplings in 8 bits too, so that its
+#: activations stay in 8 bits from one convolution to the next.
 OPERATORS = {"classifier": ["Conv", "Relu", "MaxPool", "Flatten", "Gemm"],
              "refiner": ["Conv", "Relu", "MaxPool", "Flatten", "Gemm"],
              "detector": ["Conv", "Relu", "Add", "Resize"]}
@@ -336,8 +337,8 @@ def quantise_graph(model, dst: Path, crops, batch: int = 100, network: str = "cl
     if network == "detector":
         # Its first convolution too: over 3 colours at half the picture's size it runs
         # faster in float than in 8 bits (session 24), and the picture keeps every bit.
-        source = model.graph.input[0].name
-        keep_float += [node.name for node in model.graph.node if node.op_type == "Conv" and source in node.input]
+        # (The first in the graph's order: an older detector normalises its input first.)
+        keep_float.append(next(node.name for node in model.graph.node if node.op_type == "Conv"))
     # The quantiser logs advice (pre-processing, opset) that does not apply to these small networks.
     root = logging.getLogger()
     level = root.level
@@ -398,8 +399,12 @@ def quantise_model(model_dir: Path, scenes: int = 100, seed: int = 1001, log: Ca
     in 8 bits (of ``kinds``, by default all), in place, and record it in its
     model.json; returns that record.  Raises QuantiseError when they are all in 8
     bits already, or no training design is installed; the model is then left as it was."""
+    import onnx
     import onnxruntime
 
+    unknown = set(kinds) - set(NETWORKS)
+    if unknown:
+        raise ValueError(f"unknown networks {sorted(unknown)}: {', '.join(NETWORKS)} are a model's")
     model_dir = Path(model_dir)
     meta_path, meta, classifiers = _model_record(model_dir)
     networks = _networks(model_dir, meta, classifiers)
@@ -407,15 +412,23 @@ def quantise_model(model_dir: Path, scenes: int = 100, seed: int = 1001, log: Ca
     if not todo:
         raise QuantiseError(f"the model in {model_dir} is already quantised: its float networks are gone "
                             f"(train it again, or restore them, to quantise anew)")
+    for kind, name in networks:
+        # The record will say how the 8-bit files are stored: those left as they are must be so.
+        if (kind, name) not in todo and is_8bit(model_dir / name):
+            kept = onnx.load(str(model_dir / name))
+            if pad_input_channels(kept) or narrow_weights(kept):
+                raise QuantiseError(f"{name} was stored in 8 bits by an earlier version: bring it up to date "
+                                    f"first (python -m vision.training.quantise --update --model {model_dir})")
     graphs = {name: float_graph(model_dir / name) for _, name in todo}   # (a bad file is refused before the work)
     decks = [d for d in meta.get("trained_on", []) if d in available_decks()]
     if not decks:
         raise QuantiseError("none of the model's training designs is installed: run scripts/fetch-art.sh")
     build_face_cache(log=lambda m: None)
-    kinds = list(dict.fromkeys(kind for kind, _ in todo))
-    log(f"measuring the activations of the {', '.join(kinds)} networks on {scenes} scenes of {len(decks)} training designs")
+    measured = list(dict.fromkeys(kind for kind, _ in todo))
+    log(f"measuring the activations of the {', '.join(measured)} networks on {scenes} scenes of {len(decks)} "
+        f"training designs")
     inputs = calibration_inputs(model_dir, scenes, seed, decks)
-    for kind in kinds:
+    for kind in measured:
         if not inputs[kind]:
             raise QuantiseError(f"{scenes} scenes showed no index: nothing to measure the {kind}'s ranges on")
     # All are written aside first: a failure half way leaves the model as it was.
@@ -425,16 +438,16 @@ def quantise_model(model_dir: Path, scenes: int = 100, seed: int = 1001, log: Ca
         for _, name in todo:
             shutil.copyfile(Path(tmp) / name, model_dir / name)
             log(f"{name}: {(model_dir / name).stat().st_size} bytes in 8 bits")
+    in_8_bits = [kind for kind in NETWORKS if any(k == kind for k, _ in networks)
+                 and all(is_8bit(model_dir / name) for k, name in networks if k == kind)]
     record = {
-        "networks": [kind for kind in NETWORKS
-                     if any(k == kind for k, _ in networks)
-                     and all(is_8bit(model_dir / name) for k, name in networks if k == kind)],
+        "networks": in_8_bits,
         "weights": WEIGHTS,
         "activations": "uint8",
-        "format": "onnxruntime QOperator (QLinearConv, QGemm, QLinearAdd)",
+        "format": f"onnxruntime QOperator (QLinearConv, QGemm{', QLinearAdd' * ('detector' in in_8_bits)})",
         "padded_channels": PADDED_CHANNELS,
         "calibration": {"method": "MinMax", "scenes": scenes, "seed": seed,
-                        "inputs": {kind: sum(len(a) for a in inputs[kind]) for kind in kinds},
+                        "inputs": {kind: sum(len(a) for a in inputs[kind]) for kind in measured},
                         "designs": decks},
         "onnxruntime": onnxruntime.__version__,
     }
