@@ -100,10 +100,11 @@ def is_8bit(path: Path) -> bool:
 
 
 def calibration_inputs(model_dir: Path, scenes: int, seed: int, decks: list[str],
-                       max_crops: int = MAX_CROPS, max_images: int = MAX_IMAGES) -> dict[str, list[np.ndarray]]:
+                       max_crops: int = MAX_CROPS, max_images: int = MAX_IMAGES,
+                       kinds: tuple[str, ...] = NETWORKS) -> dict[str, list[np.ndarray]]:
     """What the model's networks are given while it reads ``scenes`` rendered
     scenes of ``decks``, by network (:data:`NETWORKS`), each a list of the
-    batches to measure on:
+    batches to measure on (empty for a network not among ``kinds``, which is not recorded):
 
     * ``"classifier"``: the crops of every stage (first looks, doubtful
       indices, turned and weak ones), and every view of each index where the
@@ -123,9 +124,12 @@ def calibration_inputs(model_dir: Path, scenes: int, seed: int, decks: list[str]
                 seen[name].append(np.array(blob, np.float32))
             return net(blob)
         return run
-    rec.classifiers = [recording(net, "classifier") for net in rec.classifiers]
-    rec.detector = recording(rec.detector, "detector")
-    if rec.refiner is not None:
+    refiner = rec.refiner is not None and "refiner" in kinds
+    if "classifier" in kinds:
+        rec.classifiers = [recording(net, "classifier") for net in rec.classifiers]
+    if "detector" in kinds:
+        rec.detector = recording(rec.detector, "detector")
+    if refiner:
         rec.refiner = recording(rec.refiner, "refiner")
     at_truth: list[np.ndarray] = []   # the refiner's crops of the indices where they lie
     rng = np.random.default_rng(seed)
@@ -137,12 +141,12 @@ def calibration_inputs(model_dir: Path, scenes: int, seed: int, decks: list[str]
         # (one that has hardly trained) still has crops to measure on.
         truth = [IndexReading(ix.centre, ix.angle, ix.height, card.centre, card.height, 1.0)
                  for card in ann.cards for ix in card.indices]
-        if truth:
+        if truth and "classifier" in kinds:
             seen["classifier"].append(rec._view_crops(image, truth, rec.views))
-            if rec.refiner is not None:   # (recorded aside; the readings it moves are thrown away)
-                own, seen["refiner"] = seen["refiner"], at_truth
-                rec.refine(image, truth)
-                seen["refiner"] = own
+        if truth and refiner:   # (recorded aside; the readings it moves are thrown away)
+            own, seen["refiner"] = seen["refiner"], at_truth
+            rec.refine(image, truth)
+            seen["refiner"] = own
     if not seen["refiner"]:
         # Such a model gives its refiner nothing either: it is measured on those indices.
         # (Only then: on a trained model's own crops alone it reads a little better, session 63.)
@@ -408,13 +412,14 @@ def quantise_model(model_dir: Path, scenes: int = 100, seed: int = 1001, log: Ca
     model_dir = Path(model_dir)
     meta_path, meta, classifiers = _model_record(model_dir)
     networks = _networks(model_dir, meta, classifiers)
-    todo = [(kind, name) for kind, name in networks if kind in kinds and not is_8bit(model_dir / name)]
+    eight = {name: is_8bit(model_dir / name) for _, name in networks}
+    todo = [(kind, name) for kind, name in networks if kind in kinds and not eight[name]]
     if not todo:
         raise QuantiseError(f"the model in {model_dir} is already quantised: its float networks are gone "
                             f"(train it again, or restore them, to quantise anew)")
     for kind, name in networks:
         # The record will say how the 8-bit files are stored: those left as they are must be so.
-        if (kind, name) not in todo and is_8bit(model_dir / name):
+        if eight[name]:
             kept = onnx.load(str(model_dir / name))
             if pad_input_channels(kept) or narrow_weights(kept):
                 raise QuantiseError(f"{name} was stored in 8 bits by an earlier version: bring it up to date "
@@ -427,7 +432,7 @@ def quantise_model(model_dir: Path, scenes: int = 100, seed: int = 1001, log: Ca
     measured = list(dict.fromkeys(kind for kind, _ in todo))
     log(f"measuring the activations of the {', '.join(measured)} networks on {scenes} scenes of {len(decks)} "
         f"training designs")
-    inputs = calibration_inputs(model_dir, scenes, seed, decks)
+    inputs = calibration_inputs(model_dir, scenes, seed, decks, kinds=tuple(measured))
     for kind in measured:
         if not inputs[kind]:
             raise QuantiseError(f"{scenes} scenes showed no index: nothing to measure the {kind}'s ranges on")
@@ -438,8 +443,9 @@ def quantise_model(model_dir: Path, scenes: int = 100, seed: int = 1001, log: Ca
         for _, name in todo:
             shutil.copyfile(Path(tmp) / name, model_dir / name)
             log(f"{name}: {(model_dir / name).stat().st_size} bytes in 8 bits")
+            eight[name] = True
     in_8_bits = [kind for kind in NETWORKS if any(k == kind for k, _ in networks)
-                 and all(is_8bit(model_dir / name) for k, name in networks if k == kind)]
+                 and all(eight[name] for k, name in networks if k == kind)]
     record = {
         "networks": in_8_bits,
         "weights": WEIGHTS,
