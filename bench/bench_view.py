@@ -12,7 +12,10 @@ degrees, so the far side shrinks and every index is squeezed along the line
 of sight; a wide lens bows the picture's edges; a room at night is dim and
 the sensor's gain adds noise; a small webcam takes the same table in fewer
 pixels (``pixels-640``, ``pixels-480``: the rendering shrunk, its boxes
-scored back in the rendering's pixels).  This benchmark draws each scene once (the
+scored back in the rendering's pixels), and a phone's photograph has more than
+the recogniser needs (``pixels-3840``: the rendering enlarged, which adds no
+detail, so it measures only what reading so many pixels costs: the recogniser
+reads such a picture halved, ``vision.recogniser.HALVE_FROM``).  This benchmark draws each scene once (the
 benchmark's scenes: 1 to 8 cards in turn, 1280x720, the held-out designs)
 and renders it under each condition, so the rows differ by the condition
 alone.  A leaning camera sees the table from the same distance and zooms
@@ -60,7 +63,8 @@ class Condition:
     its lens's ``barrel`` distortion, the light's ``brightness`` gain with the sensor
     ``noise`` that comes with it (both applied over the scene's own), and the picture's
     ``width`` in pixels where it is not the rendering's 1280 (a camera of fewer pixels that
-    sees the same table: the rendering shrunk, each pixel the mean of those it covers)."""
+    sees the same table: the rendering shrunk, each pixel the mean of those it covers; or a
+    camera of more: the rendering enlarged)."""
 
     name: str
     lean: float = 0.0
@@ -82,6 +86,7 @@ CONDITIONS = {c.name: c for c in (
     Condition("dim", brightness=0.35, noise=12, what="a dim room: a third of the light, the sensor's gain noise"),
     Condition("pixels-640", width=640, what="a 640x360 picture of the same table: a small webcam"),
     Condition("pixels-480", width=480, what="a 480x270 picture: about the smallest the recogniser is meant for"),
+    Condition("pixels-3840", width=3840, what="a 3840x2160 picture, as a phone takes: the rendering enlarged"),
 )}
 
 
@@ -97,11 +102,13 @@ def viewed(spec: SceneSpec, condition: Condition, direction: float) -> SceneSpec
 def in_pixels(image: np.ndarray, condition: Condition) -> tuple[np.ndarray, float]:
     """The rendered picture as ``condition``'s camera takes it, and how much smaller it is
     (1 where the condition keeps the rendering's pixels): shrunk to its ``width`` with
-    ``cv2.INTER_AREA``, as a sensor of fewer, larger pixels would see the table."""
+    ``cv2.INTER_AREA``, as a sensor of fewer, larger pixels would see the table, or enlarged
+    to it with ``cv2.INTER_CUBIC``."""
     if condition.width is None or condition.width == image.shape[1]:
         return image, 1.0
     f = condition.width / image.shape[1]
-    return cv2.resize(image, (condition.width, max(1, round(image.shape[0] * f))), interpolation=cv2.INTER_AREA), f
+    how = cv2.INTER_AREA if f < 1 else cv2.INTER_CUBIC
+    return cv2.resize(image, (condition.width, max(1, round(image.shape[0] * f))), interpolation=how), f
 
 
 def boxes_scaled(found: Recognition, f: float) -> Recognition:

@@ -103,6 +103,9 @@ def test_a_pixels_condition_shrinks_the_picture_and_scores_its_boxes_in_the_rend
     small, f = bench.in_pixels(image, bench.CONDITIONS["pixels-640"])
     assert (small.shape, f) == ((360, 640, 3), 0.5) and small[50:150, 100:300].min() == 255
     assert bench.in_pixels(image, bench.CONDITIONS["overhead"])[0] is image
+    large, f = bench.in_pixels(image, bench.CONDITIONS["pixels-3840"])   # a phone's: the rendering enlarged
+    assert (large.shape, f) == ((2160, 3840, 3), 3.0) and large[310:890, 610:1790].min() == 255
+    assert large[:290].max() == 0 and large[:, :590].max() == 0
     found = Recognition([CardReading("AS", 0.9, (10, 20, 30, 41))], [UnknownCard((1, 2, 3, 4))])
     back = bench.boxes_scaled(found, 2.0)
     assert back.cards[0].box == (20, 40, 60, 82) and back.unknown[0].box == (2, 4, 6, 8)

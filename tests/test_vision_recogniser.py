@@ -342,6 +342,55 @@ def test_image_sizes_from_400_to_2000_pixels(rec, held_out):
         assert sorted(c.card for c in rec.recognise(img).cards) == ["8H", "JS"], (w, h)
 
 
+def _spy_on_read(rec, monkeypatch) -> list:
+    """The sizes (width, height) of the pictures ``rec`` reads from now on, in a list."""
+    sizes, read = [], rec._read
+
+    def spy(img, *args, **kwargs):
+        sizes.append((img.shape[1], img.shape[0]))
+        return read(img, *args, **kwargs)
+    monkeypatch.setattr(rec, "_read", spy)
+    return sizes
+
+
+def test_a_large_photo_is_read_halved_with_its_boxes_in_its_own_pixels(rec, held_out, monkeypatch):
+    """A phone's photograph has more pixels than the recogniser needs: one of 2561 x 1441 (an odd
+    size: the last column and row are dropped) is read at 1280 x 720, and names the cards that
+    picture names, its boxes twice as large and reaching the photo's own edges."""
+    cards = [CardPlacement(card, (170 + 230 * i, 300 + 60 * (i % 2)), angle, 240, held_out[i % len(held_out)])
+             for i, (card, angle) in enumerate((("AS", 10), ("10H", -30), ("QD", 75), ("7C", 190), ("KH", -5)))]
+    cards.append(CardPlacement("5D", (1250, 700), 30, 260, held_out[1]))   # cut by the picture's corner
+    small, _ = render_scene(SceneSpec(1280, 720, cards, table="wood"), np.random.default_rng(64))
+    large = cv2.resize(small, (2561, 1441), interpolation=cv2.INTER_CUBIC)
+    sizes = _spy_on_read(rec, monkeypatch)
+    for read in (rec.recognise, rec.recognise_level):
+        sizes.clear()
+        near, far = read(small), read(large)
+        assert set(sizes) == {(1280, 720)}, sizes
+        assert sorted(c.card for c in far.cards) == sorted(c.card for c in near.cards)
+        assert len(near.cards) >= 5 and "5D" in [c.card for c in near.cards], near   # (all 6 when written)
+        # (An unknown box is a doubtful spot, where resampling the picture may tip the balance.)
+        assert abs(len(far.unknown) - len(near.unknown)) <= 1
+        for c in far.cards:
+            twin = next(n for n in near.cards if n.card == c.card)
+            assert c.confidence == pytest.approx(twin.confidence, abs=0.05)
+            x1, y1, x2, y2 = twin.box
+            grown = (2 * x1, 2 * y1, 2561 if x2 == 1280 else 2 * x2, 1441 if y2 == 720 else 2 * y2)
+            assert _overlap(c.box, grown) >= 0.85, (c, twin)   # (a card's box is guessed from its indices)
+        corner = next(c for c in far.cards if c.card == "5D")
+        assert corner.box[2:] == (2561, 1441)
+
+
+def test_a_photo_just_under_twice_the_size_it_needs_is_read_as_it_is(rec, monkeypatch):
+    from vision.recogniser import halvings
+    sizes = _spy_on_read(rec, monkeypatch)
+    rec.recognise(np.full((1000, 2559, 3), 90, np.uint8))
+    rec.recognise(np.full((5200, 3000, 3), 90, np.uint8))        # a tall one: its long side counts
+    assert sizes == [(2559, 1000), (750, 1300)]               # 5200 -> 2600 -> 1300: at least 1280
+    assert [halvings((w, 100), 640) for w in (1279, 2560, 5119, 5120)] == [0, 1, 1, 2]
+    assert halvings((2000, 100), 400) == 1                         # a model's own detector input
+
+
 def test_empty_tables_show_no_cards(rec):
     rng = np.random.default_rng(5)
     for kind in TABLE_KINDS:

@@ -14,7 +14,7 @@ import pytest
 import vision.rectify as rectify
 from cardtable.config import Config
 from cardtable.run import Table
-from test_vision_recogniser import held_out, rec  # noqa: F401 - the committed model and its held-out designs
+from test_vision_recogniser import _overlap, held_out, rec  # noqa: F401 - the committed model and its held-out designs
 from vision.card_reader import RecogniserReader
 from vision.evaluation import Summary, score_image
 from vision.footage import table_geometry_for
@@ -180,6 +180,37 @@ def test_cards_seen_at_45_degrees_are_read_turned_where_the_picture_as_it_is_mis
     assert turned.readable == 60
     assert turned.tp == 60 and turned.fp == 0, turned.line("turned")
     assert plain.tp < turned.tp and plain.fp > 0, plain.line("as it is")
+
+
+def test_the_halved_turn_shows_the_halved_picture_as_the_turn_shows_the_picture():
+    table = leaning_table(40.0, 30.0)
+    view = PlaneView(table.H, (W, H), region=table.surround)
+    half = view.halved()
+    assert half.picture_size == (W // 2, H // 2) and half is view.halved()
+    assert half.size[0] == pytest.approx(view.size[0] / 2, abs=2) and half.size[1] == pytest.approx(view.size[1] / 2, abs=2)
+    # The half picture's pixel (x, y) covers the picture's 2x .. 2x + 1: the two turns agree there.
+    pts = np.array([[100.0, 80.0], [500.0, 300.0], [600.0, 20.0]])
+    assert np.allclose(half.to_canvas(pts), view.to_canvas(2 * pts + 0.5) / 2, atol=0.02 * max(half.size))
+    picture = render_scene(SceneSpec(W, H, [], table="wood"), np.random.default_rng(0))[0]
+    picture[300:420, 500:700] = (0, 0, 255)
+    red = lambda canvas: np.argwhere(canvas[:, :, 2] > 200 & (canvas[:, :, 1] < 60)).mean(axis=0)  # noqa: E731
+    from vision.recogniser import halve
+    assert np.allclose(red(half.warp(halve(picture))), red(view.warp(picture)) / 2, atol=2)
+
+
+def test_a_large_slanted_photo_is_read_halved_through_the_halved_turn(rec, held_out):
+    """The calibrated photo of test_cards_seen_at_45_degrees_... taken with twice the pixels
+    (the calibration in its pixels): the same cards, in boxes twice as large."""
+    image, ann, table, _ = leaning_scene(1, held_out[1])
+    large = cv2.resize(image, (2 * W, 2 * H), interpolation=cv2.INTER_CUBIC)
+    view = PlaneView(table.H, (W, H), region=table.surround)
+    large_view = PlaneView(table.H @ np.diag([0.5, 0.5, 1.0]), (2 * W, 2 * H), region=table.surround)
+    near, far = rec.recognise(image, view=view), rec.recognise(large, view=large_view)
+    assert len(near.cards) == 5 and score_image(near, ann).fp == 0
+    assert sorted(c.card for c in far.cards) == sorted(c.card for c in near.cards)
+    for c in far.cards:
+        twin = next(n for n in near.cards if n.card == c.card)
+        assert _overlap(c.box, np.multiply(twin.box, 2)) >= 0.9, (c, twin)
 
 
 def test_the_live_reader_turns_a_slanted_calibrated_view_and_leaves_a_straight_one(rec, held_out, caplog):

@@ -116,6 +116,14 @@ VIEW_ACCEPT = 0.85
 #: The leans a picture from a level camera of unknown lean is tried at, turned to straight
 #: down (:meth:`Recogniser.recognise_level`), besides as it is.
 LEVEL_LEANS = (20.0, 30.0, 40.0, 50.0)
+#: A large picture (a phone's photograph: 4032 x 3024) is read halved, as often as its long side
+#: stays at least this many times the detector's input (:func:`halvings`: 2560 px and more for
+#: the usual 640, halved to 1280 and more).  The detector sees every picture at its own 640 px
+#: anyway, and the classifiers read each index at 32 px a height, so the pixels past that
+#: only cost time: every crop blurs them away before it shrinks them.  Rendered tables read as
+#: well at 640 x 360 as at 1280 x 720 (docs/vision.md, "A picture of fewer pixels"); this
+#: keeps twice the detector's pixels, the same margin.
+HALVE_FROM = 4
 #: A turn's reading in :meth:`Recogniser.recognise_level` is kept only where the indices read
 #: surely (:data:`SURE_SIZE`) spread in size (the variance of their log heights) at most this
 #: many times as much as in the picture as it is; where either reading has fewer than three
@@ -254,6 +262,52 @@ def exposed(image: np.ndarray) -> np.ndarray:
     top = float(np.percentile(brightest, 99.5))
     gain = min(EXPOSE_MAX_GAIN, EXPOSE_TARGET / max(top, 1.0))
     return image if gain <= 1.0 else cv2.convertScaleAbs(image, alpha=gain)
+
+
+def halvings(size: tuple[int, int], long_side: int = DET_LONG_SIDE) -> int:
+    """How many times a picture of ``size`` (width, height) is halved before it is read: as
+    often as its long side stays at least :data:`HALVE_FROM` / 2 times the detector's ``long_side``
+    after it.
+
+    >>> halvings((4032, 3024)), halvings((2559, 1440)), halvings((2560, 1440)), halvings((8064, 6048))
+    (1, 0, 1, 2)
+    """
+    n, long = 0, max(size)
+    while long >= HALVE_FROM * long_side:
+        long //= 2
+        n += 1
+    return n
+
+
+def halve(image: np.ndarray) -> np.ndarray:
+    """``image`` at half its size: each 2 x 2 block of pixels the mean of its four (an odd last row
+    or column dropped), which ``cv2.INTER_AREA`` computes fast at exactly a half.
+
+    >>> img = np.zeros((5, 7, 3), np.uint8); img[0, 0] = 200
+    >>> small = halve(img)
+    >>> small.shape, int(small[0, 0, 0])
+    ((2, 3, 3), 50)
+    """
+    h, w = image.shape[0] // 2, image.shape[1] // 2
+    if h < 1 or w < 1:
+        raise ValueError(f"a picture of {image.shape[1]} x {image.shape[0]} pixels cannot be halved")
+    return cv2.resize(image[:2 * h, :2 * w], (w, h), interpolation=cv2.INTER_AREA)
+
+
+def _grown(found: Recognition, times: int, size: tuple[int, int], small: tuple[int, int]) -> Recognition:
+    """``found``, read on a picture of ``small`` (width, height) shrunk ``times`` times from one of
+    ``size``, with its boxes in the picture's pixels: a box that reaches the small picture's
+    right or bottom edge reaches the picture's (whose last odd rows and columns were dropped).
+
+    >>> found = Recognition([CardReading("QS", 0.9, (10, 0, 30, 20))], [UnknownCard((0, 5, 50, 25))])
+    >>> _grown(found, 2, (101, 51), (50, 25)).to_dict()["unknown"]
+    [{'box': [0, 10, 101, 51]}]
+    """
+    def grow(box):
+        x1, y1, x2, y2 = (v * times for v in box)
+        return (x1, y1, size[0] if box[2] >= small[0] else x2, size[1] if box[3] >= small[1] else y2)
+    return Recognition([CardReading(c.card, c.confidence, grow(c.box)) for c in found.cards],
+                       [UnknownCard(grow(u.box)) for u in found.unknown])
 
 
 def _move(ix: IndexReading, centre: tuple[float, float], angle: float, height: float) -> None:
@@ -804,11 +858,19 @@ class Recogniser:
         the picture to straight down before it is read (:mod:`vision.rectify`: a
         camera that leans off straight down squeezes every card, and the
         calibrated table says how); the boxes are in the picture's pixels all the same, and a
-        card is reported at :data:`VIEW_ACCEPT` or more.
+        card is reported at :data:`VIEW_ACCEPT` or more.  A large picture is read halved
+        (:data:`HALVE_FROM`); its boxes too are in its own pixels.
         """
         if copies < 1:
             raise ValueError(f"copies must be at least 1, got {copies}")
-        return self._read(_as_bgr(image), copies, view)[1]
+        img = _as_bgr(image)
+        times = 1
+        for _ in range(halvings((img.shape[1], img.shape[0]), self.long_side)):
+            img, view, times = halve(img), None if view is None else view.halved(), 2 * times
+        found = self._read(img, copies, view)[1]
+        if times == 1:
+            return found
+        return _grown(found, times, (image.shape[1], image.shape[0]), (img.shape[1], img.shape[0]))
 
     def _read(self, img: np.ndarray, copies: int, view: PlaneView | None,
               accept: float | None = None) -> tuple[list[IndexReading], Recognition]:
@@ -844,11 +906,22 @@ class Recogniser:
         all one size, and a turn that does not fit the camera spreads them, squeezing the cards
         the other way.  A lean at which
         the picture's top would look past the horizon (a steep lean of a tall portrait
-        picture) is not tried.  Up to ``1 + len(leans)`` readings' time.
+        picture) is not tried.  Up to ``1 + len(leans)`` readings' time.  A large picture is
+        read halved (:data:`HALVE_FROM`); its boxes too are in its own pixels.
         """
         if copies < 1:
             raise ValueError(f"copies must be at least 1, got {copies}")
         img = _as_bgr(image)
+        times = 1
+        for _ in range(halvings((img.shape[1], img.shape[0]), self.long_side)):
+            img, times = halve(img), 2 * times
+        found = self._read_level(img, copies, leans, fov)
+        if times == 1:
+            return found
+        return _grown(found, times, (image.shape[1], image.shape[0]), (img.shape[1], img.shape[0]))
+
+    def _read_level(self, img: np.ndarray, copies: int, leans: tuple[float, ...], fov: float) -> Recognition:
+        """:meth:`recognise_level`'s work, on the picture as it is read (halved where large)."""
         indices, best = self._read(img, copies, None, self.view_accept)
         if not best.unknown:
             return best
