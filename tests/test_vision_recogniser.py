@@ -1003,33 +1003,39 @@ def _index_readings(rec, img):
     return found
 
 
-def _assert_screening_reads_as_first_look_or_classify(r: Recogniser, held_out) -> None:
+def _assert_screening_reads_as_first_look_or_classify(r: Recogniser, held_out) -> set[str]:
     """``r.classify_screened`` on a scene with plain and doubtful indices: a reading that the
-    first view alone makes clear keeps that view's probabilities (:meth:`first_look`); one
-    it leaves doubtful is read from every view by every classifier, exactly as ``classify``."""
+    first view alone makes clear keeps that view's probabilities (:meth:`first_look`); one it
+    leaves doubtful is read from that view by the other classifiers too, and keeps what they
+    all read when that is clear (the second screen); the rest are read from every view by every
+    classifier, exactly as ``classify``.  Returns the kinds of reading the scene had."""
     import copy
 
-    rng = np.random.default_rng(11)
+    rng = np.random.default_rng(24)
     spec = random_scene_spec(rng, held_out, 1280, 720, n_cards=6, card_height=(140, 260))
     img, _ = render_scene(spec, rng)
     screened = _index_readings(r, img)
-    one_view, every_view = copy.deepcopy(screened), copy.deepcopy(screened)
+    one_view, first_views, every_view = (copy.deepcopy(screened) for _ in range(3))
     r.classify_screened(img, screened)
     r.first_look(img, one_view)
+    r.classify(img, first_views, views=r.views[:1])
     r.classify(img, every_view)
     kinds = set()
-    for s, one, every in zip(screened, one_view, every_view):
-        clear = r._read_clearly(one)
-        kinds.add(clear)
-        assert np.array_equal(s.probs, one.probs if clear else every.probs)
-        assert s.p_index == (one.p_index if clear else every.p_index)
-    assert kinds == {True, False}  # this scene has both kinds
+    for s, one, first, every in zip(screened, one_view, first_views, every_view):
+        kind = "plain" if r._read_clearly(one) else "second screen" if r._read_clearly(first) else "doubtful"
+        kinds.add(kind)
+        like = {"plain": one, "second screen": first, "doubtful": every}[kind]
+        assert np.array_equal(s.probs, like.probs) and s.p_index == like.p_index, kind
+    assert {"plain", "doubtful"} <= kinds  # this scene has both kinds
+    return kinds
 
 
 def test_plain_indices_are_read_from_one_view_and_doubtful_ones_from_every_view(rec, held_out):
-    """Screening (Recogniser.classify_screened) with the committed model's views and classifiers."""
+    """Screening (Recogniser.classify_screened) with the committed model's views and classifiers:
+    on this scene 7 indices are plain, 2 read clearly by the three classifiers' first view, and
+    3 doubtful (measured)."""
     assert rec.screen_clear > 0 and len(rec.views) > 1
-    _assert_screening_reads_as_first_look_or_classify(rec, held_out)
+    assert _assert_screening_reads_as_first_look_or_classify(rec, held_out) == {"plain", "second screen", "doubtful"}
 
 
 def test_screening_reads_the_same_cards_as_every_view(rec, held_out):
@@ -1126,7 +1132,8 @@ def test_a_classifier_listed_twice_reads_as_itself_alone(held_out, tmp_path):
 def test_the_ensemble_reads_doubtful_indices_with_every_classifier_and_plain_ones_with_the_first(
         held_out, tmp_path):
     """Screening with an ensemble: a plain index keeps the first classifier's first view; only
-    the doubtful ones are read by the other classifiers (from every view, as classify reads them)."""
+    the doubtful ones are read by the other classifiers, first from that view (the second
+    screen), then, those still doubtful, from every other view too (as classify reads them)."""
     import copy
 
     class Counted:
@@ -1137,24 +1144,29 @@ def test_the_ensemble_reads_doubtful_indices_with_every_classifier_and_plain_one
             self.crops += len(blob)
             return self.net(blob)
 
-    rec = Recogniser(_with_classifiers(tmp_path, None, None))
-    rng = np.random.default_rng(11)
+    rec = Recogniser()
+    assert len(rec.classifiers) == 3
+    rng = np.random.default_rng(24)
     img, _ = render_scene(random_scene_spec(rng, held_out, 1280, 720, n_cards=6, card_height=(140, 260)), rng)
     screened = _index_readings(rec, img)
-    one_view, every = copy.deepcopy(screened), copy.deepcopy(screened)
+    one_view, first_views = copy.deepcopy(screened), copy.deepcopy(screened)
     rec.classifiers = [Counted(net) for net in rec.classifiers]
     rec.classify_screened(img, screened)
-    first_crops, second_crops = (c.crops for c in rec.classifiers)
+    crops = [c.crops for c in rec.classifiers]
     rec.first_look(img, one_view)
-    rec.classify(img, every)
-    doubtful = 0
-    for s, one, e in zip(screened, one_view, every):
-        clear = rec._read_clearly(one)
-        doubtful += not clear
-        assert np.array_equal(s.probs, one.probs if clear else e.probs)
-    assert 0 < doubtful < len(screened)
+    rec.classify(img, first_views, views=rec.views[:1])
+    doubtful = sum(not rec._read_clearly(one) for one in one_view)
+    still = sum(not rec._read_clearly(one) and not rec._read_clearly(first) for one, first in zip(one_view, first_views))
+    assert 0 < still < doubtful < len(screened)
     views = len(rec.views)
-    assert first_crops == len(screened) + doubtful * (views - 1) and second_crops == doubtful * views
+    assert crops == [len(screened) + still * (views - 1)] + [doubtful + still * (views - 1)] * 2
+
+
+def test_a_classifier_listed_twice_screens_as_itself_alone(held_out, tmp_path):
+    """An ensemble of one classifier twice: its second screen reads what its first look read, so it
+    settles nothing, and the doubtful indices are read from every view by both."""
+    rec = Recogniser(_with_classifiers(tmp_path, None, None))
+    assert _assert_screening_reads_as_first_look_or_classify(rec, held_out) == {"plain", "doubtful"}
 
 
 @pytest.mark.parametrize("value", [[], [3], "", None])
