@@ -189,7 +189,8 @@ def main(argv: list[str] | None = None) -> int:
         n_cards = 1 + k % 8  # as render_scenes drew it
         if other is not None and k % 2:   # (each model reads first every other image: warm caches alike)
             other_times.append(_timed_read(other, image, other_overall, ann))
-        # recognise() stage by stage, so that the sweep can re-decide the same readings.
+        # recognise() stage by stage, so that the sweep can re-decide the same readings.  (The
+        # scenes are 1280x720: recognise() would not halve them, vision.recogniser.HALVE_FROM.)
         t0 = time.perf_counter()
         readings = rec.read_indices(image, stage_seconds if args.stages else None)
         t_read = time.perf_counter()

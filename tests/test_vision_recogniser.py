@@ -387,6 +387,7 @@ def test_a_photo_just_under_twice_the_size_it_needs_is_read_as_it_is(rec, monkey
     rec.recognise(np.full((1000, 2559, 3), 90, np.uint8))
     rec.recognise(np.full((5200, 3000, 3), 90, np.uint8))        # a tall one: its long side counts
     assert sizes == [(2559, 1000), (750, 1300)]               # 5200 -> 2600 -> 1300: at least 1280
+    assert rec.recognise(np.full((2600, 1, 3), 90, np.uint8)).cards == []   # a strip too thin to halve
     assert [halvings((w, 100), 640) for w in (1279, 2560, 5119, 5120)] == [0, 1, 1, 2]
     assert halvings((2000, 100), 400) == 1                         # a model's own detector input
 
@@ -1129,8 +1130,7 @@ def test_a_classifier_listed_twice_reads_as_itself_alone(held_out, tmp_path):
     assert [r.best[0] for r in read] == [r.best[0] for r in again]
 
 
-def test_the_ensemble_reads_doubtful_indices_with_every_classifier_and_plain_ones_with_the_first(
-        held_out, tmp_path):
+def test_the_ensemble_reads_doubtful_indices_with_every_classifier_and_plain_ones_with_the_first(held_out):
     """Screening with an ensemble: a plain index keeps the first classifier's first view; only
     the doubtful ones are read by the other classifiers, first from that view (the second
     screen), then, those still doubtful, from every other view too (as classify reads them)."""
@@ -1160,6 +1160,13 @@ def test_the_ensemble_reads_doubtful_indices_with_every_classifier_and_plain_one
     assert 0 < still < doubtful < len(screened)
     views = len(rec.views)
     assert crops == [len(screened) + still * (views - 1)] + [doubtful + still * (views - 1)] * 2
+
+
+def test_one_classifier_screens_with_its_own_first_view_only(held_out, tmp_path):
+    """No ensemble, no second screen: the doubtful indices are read from every view."""
+    one = Recogniser(_with_classifiers(tmp_path, None))
+    assert len(one.classifiers) == 1 and len(one.views) > 1
+    assert _assert_screening_reads_as_first_look_or_classify(one, held_out) == {"plain", "doubtful"}
 
 
 def test_a_classifier_listed_twice_screens_as_itself_alone(held_out, tmp_path):

@@ -188,24 +188,34 @@ def test_the_halved_turn_shows_the_halved_picture_as_the_turn_shows_the_picture(
     half = view.halved()
     assert half.picture_size == (W // 2, H // 2) and half is view.halved()
     assert half.size[0] == pytest.approx(view.size[0] / 2, abs=2) and half.size[1] == pytest.approx(view.size[1] / 2, abs=2)
-    # The half picture's pixel (x, y) covers the picture's 2x .. 2x + 1: the two turns agree there.
+    # The half picture's pixel (x, y) covers the picture's 2x .. 2x + 1: the two turns put its
+    # centre on the same spot of the table (the half pixel matters: 0.47 mm here without it).
     pts = np.array([[100.0, 80.0], [500.0, 300.0], [600.0, 20.0]])
-    assert np.allclose(half.to_canvas(pts), view.to_canvas(2 * pts + 0.5) / 2, atol=0.02 * max(half.size))
+    on_table = lambda v, p: rectify._apply(v._made_from[0], p)  # noqa: E731 - the picture-to-table map
+    assert np.allclose(on_table(half, pts), on_table(view, 2 * pts + 0.5), atol=1e-6)
+    assert not np.allclose(on_table(half, pts), on_table(view, 2 * pts), atol=0.2)
     picture = render_scene(SceneSpec(W, H, [], table="wood"), np.random.default_rng(0))[0]
     picture[300:420, 500:700] = (0, 0, 255)
-    red = lambda canvas: np.argwhere(canvas[:, :, 2] > 200 & (canvas[:, :, 1] < 60)).mean(axis=0)  # noqa: E731
+    red = lambda canvas: np.argwhere((canvas[:, :, 2] > 200) & (canvas[:, :, 1] < 60)).mean(axis=0)  # noqa: E731
     from vision.recogniser import halve
     assert np.allclose(red(half.warp(halve(picture))), red(view.warp(picture)) / 2, atol=2)
 
 
-def test_a_large_slanted_photo_is_read_halved_through_the_halved_turn(rec, held_out):
+def test_a_large_slanted_photo_is_read_halved_through_the_halved_turn(rec, held_out, monkeypatch):
     """The calibrated photo of test_cards_seen_at_45_degrees_... taken with twice the pixels
-    (the calibration in its pixels): the same cards, in boxes twice as large."""
+    (the calibration in its pixels): read at 1280 x 720 through the turn halved, the same cards,
+    in boxes twice as large.  A view made for pictures of another size is refused."""
     image, ann, table, _ = leaning_scene(1, held_out[1])
     large = cv2.resize(image, (2 * W, 2 * H), interpolation=cv2.INTER_CUBIC)
     view = PlaneView(table.H, (W, H), region=table.surround)
     large_view = PlaneView(table.H @ np.diag([0.5, 0.5, 1.0]), (2 * W, 2 * H), region=table.surround)
+    read, seen = rec._read, []
+    monkeypatch.setattr(rec, "_read", lambda img, copies, v, *a: seen.append(((img.shape[1], img.shape[0]),
+                                                                              v.picture_size)) or read(img, copies, v, *a))
     near, far = rec.recognise(image, view=view), rec.recognise(large, view=large_view)
+    assert seen == [((W, H), (W, H))] * 2
+    with pytest.raises(ValueError, match=f"turns pictures of {2 * W} x {2 * H} pixels, got {2 * W + 1} x {2 * H}"):
+        rec.recognise(cv2.resize(image, (2 * W + 1, 2 * H)), view=large_view)
     assert len(near.cards) == 5 and score_image(near, ann).fp == 0
     assert sorted(c.card for c in far.cards) == sorted(c.card for c in near.cards)
     for c in far.cards:

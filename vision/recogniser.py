@@ -17,8 +17,8 @@ together), and one it refuses or doubts
 is read again turned a quarter, half and three quarters (the detector now and
 then gets an angle that wrong); the detector's weaker peaks are read too, and
 count only when read surely; to save time each index is first read from
-one crop, and only those that one crop does not read clearly are read from
-every view; the two indices of one card are paired by
+one crop, those that it does not read clearly from that crop by the other
+classifiers too, and only those still unclear from every view; the two indices of one card are paired by
 their predicted card centre; a card is reported only when the reading is
 confident, otherwise it is reported as unknown with its box (a lone index
 only when it surely is one: :data:`UNKNOWN_P_INDEX`). A card appears
@@ -116,9 +116,9 @@ VIEW_ACCEPT = 0.85
 #: The leans a picture from a level camera of unknown lean is tried at, turned to straight
 #: down (:meth:`Recogniser.recognise_level`), besides as it is.
 LEVEL_LEANS = (20.0, 30.0, 40.0, 50.0)
-#: A large picture (a phone's photograph: 4032 x 3024) is read halved, as often as its long side
-#: stays at least this many times the detector's input (:func:`halvings`: 2560 px and more for
-#: the usual 640, halved to 1280 and more).  The detector sees every picture at its own 640 px
+#: A large picture (a phone's photograph: 4032 x 3024) is read halved, and halved again, while its
+#: long side is at least this many times the detector's input (:func:`halvings`: 2560 px and
+#: more for the usual 640, so that 1280 px or more are left).  The detector sees every picture at its own 640 px
 #: anyway, and the classifiers read each index at 32 px a height, so the pixels past that
 #: only cost time: every crop blurs them away before it shrinks them.  Rendered tables read as
 #: well at 640 x 360 as at 1280 x 720 (docs/vision.md, "A picture of fewer pixels"); this
@@ -267,14 +267,16 @@ def exposed(image: np.ndarray) -> np.ndarray:
 def halvings(size: tuple[int, int], long_side: int = DET_LONG_SIDE) -> int:
     """How many times a picture of ``size`` (width, height) is halved before it is read: as
     often as its long side stays at least :data:`HALVE_FROM` / 2 times the detector's ``long_side``
-    after it.
+    after it, and its short side a pixel (a strip too thin to read stays as it is).
 
     >>> halvings((4032, 3024)), halvings((2559, 1440)), halvings((2560, 1440)), halvings((8064, 6048))
     (1, 0, 1, 2)
+    >>> halvings((2600, 1)), halvings((2600, 2))
+    (0, 1)
     """
-    n, long = 0, max(size)
-    while long >= HALVE_FROM * long_side:
-        long //= 2
+    n, long, short = 0, max(size), min(size)
+    while long >= HALVE_FROM * long_side and short >= 2:
+        long, short = long // 2, short // 2
         n += 1
     return n
 
@@ -304,6 +306,8 @@ def _grown(found: Recognition, times: int, size: tuple[int, int], small: tuple[i
     [{'box': [0, 10, 101, 51]}]
     """
     def grow(box):
+        # (A box's edges, whole pixels: the small picture's pixel x covers the picture's times * x
+        # to times * x + times - 1, so its edge x lies at times * x.)
         x1, y1, x2, y2 = (v * times for v in box)
         return (x1, y1, size[0] if box[2] >= small[0] else x2, size[1] if box[3] >= small[1] else y2)
     return Recognition([CardReading(c.card, c.confidence, grow(c.box)) for c in found.cards],
@@ -893,6 +897,9 @@ class Recogniser:
         if copies < 1:
             raise ValueError(f"copies must be at least 1, got {copies}")
         img = _as_bgr(image)
+        if view is not None and view.picture_size != (img.shape[1], img.shape[0]):
+            raise ValueError(f"this view turns pictures of {view.picture_size[0]} x {view.picture_size[1]} "
+                             f"pixels, got {img.shape[1]} x {img.shape[0]}")
         times = 1
         for _ in range(halvings((img.shape[1], img.shape[0]), self.long_side)):
             img, view, times = halve(img), None if view is None else view.halved(), 2 * times

@@ -200,7 +200,8 @@ class Config:
     weak_accept: float = 0.95
     weak_max: int = 4
     #: Read each index from the first view, and from every view only when that
-    #: one does not read it clearly at ``screen_clear`` (vision.recogniser.Recogniser.classify_screened);
+    #: one does not read it clearly at ``screen_clear``, nor (an ensemble) that view read by every
+    #: classifier (vision.recogniser.Recogniser.classify_screened);
     #: 0 = every view always.  A run-time setting, recorded in model.json; chosen on seeds 99 and 123.
     screen_clear: float = 0.0
     #: Once trained, store the networks in 8 bits (vision.training.quantise), their
