@@ -900,13 +900,18 @@ class Recogniser:
         if view is not None and view.picture_size != (img.shape[1], img.shape[0]):
             raise ValueError(f"this view turns pictures of {view.picture_size[0]} x {view.picture_size[1]} "
                              f"pixels, got {img.shape[1]} x {img.shape[0]}")
-        times = 1
+        return self._read_halved(img, view, lambda picture, turn: self._read(picture, copies, turn)[1])
+
+    def _read_halved(self, img: np.ndarray, view: PlaneView | None, read) -> Recognition:
+        """``read(picture, view)`` of ``img`` halved as often as :func:`halvings` says (``view``, when
+        given, halved with it), its boxes put back in ``img``'s pixels."""
+        small, times = img, 1
         for _ in range(halvings((img.shape[1], img.shape[0]), self.long_side)):
-            img, view, times = halve(img), None if view is None else view.halved(), 2 * times
-        found = self._read(img, copies, view)[1]
+            small, view, times = halve(small), None if view is None else view.halved(), 2 * times
+        found = read(small, view)
         if times == 1:
             return found
-        return _grown(found, times, (image.shape[1], image.shape[0]), (img.shape[1], img.shape[0]))
+        return _grown(found, times, (img.shape[1], img.shape[0]), (small.shape[1], small.shape[0]))
 
     def _read(self, img: np.ndarray, copies: int, view: PlaneView | None,
               accept: float | None = None) -> tuple[list[IndexReading], Recognition]:
@@ -948,13 +953,7 @@ class Recogniser:
         if copies < 1:
             raise ValueError(f"copies must be at least 1, got {copies}")
         img = _as_bgr(image)
-        times = 1
-        for _ in range(halvings((img.shape[1], img.shape[0]), self.long_side)):
-            img, times = halve(img), 2 * times
-        found = self._read_level(img, copies, leans, fov)
-        if times == 1:
-            return found
-        return _grown(found, times, (image.shape[1], image.shape[0]), (img.shape[1], img.shape[0]))
+        return self._read_halved(img, None, lambda picture, _: self._read_level(picture, copies, leans, fov))
 
     def _read_level(self, img: np.ndarray, copies: int, leans: tuple[float, ...], fov: float) -> Recognition:
         """:meth:`recognise_level`'s work, on the picture as it is read (halved where large)."""
