@@ -171,3 +171,102 @@ def test_draw_into_the_pictures_own_folder_draws_over_none_of_them(table_png, tm
     counts = [len(e["cards"]) for e in json.loads(capsys.readouterr().out)["images"]]
     assert counts == [0, 2] and second.read_bytes() == before and cv2.imread(str(first)).tolist() == blank.tolist()
     assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["table-2.png", "table-3.png", "table.png"]
+
+
+def test_jpeg_size_reads_the_frame_header_past_what_comes_before_it():
+    from vision.cli import jpeg_size
+
+    picture = np.zeros((37, 53, 3), np.uint8)
+    baseline = cv2.imencode(".jpg", picture)[1].tobytes()
+    progressive = cv2.imencode(".jpg", picture, [cv2.IMWRITE_JPEG_PROGRESSIVE, 1])[1].tobytes()
+    exif = _with_orientation(baseline, 6)                     # (the stored size: the tag is not applied)
+    filled = baseline[:2] + b"\xff\xff" + baseline[2:]        # fill bytes before a marker
+    for data in (baseline, progressive, exif, filled):
+        assert jpeg_size(data) == (53, 37)
+        assert jpeg_size(memoryview(np.frombuffer(data, np.uint8))) == (53, 37)
+    png = cv2.imencode(".png", picture)[1].tobytes()
+    assert jpeg_size(png) is None and jpeg_size(b"") is None and jpeg_size(b"\xff\xd8") is None
+    # Cut anywhere, or damaged, a header gives its size or None, never an exception.
+    for n in range(len(exif)):
+        assert jpeg_size(exif[:n]) in (None, (53, 37))
+    assert [jpeg_size(exif[:n]) for n in (20, len(exif) // 2)] == [None, (53, 37)]
+    assert jpeg_size(baseline[:2] + b"\x00" + baseline[3:]) is None
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        jpeg_size(b"\xff\xd8" + rng.integers(0, 256, 60, dtype=np.uint8).tobytes())
+
+
+def _smooth_picture(w: int, h: int) -> np.ndarray:
+    rng = np.random.default_rng(1)
+    return cv2.resize(rng.integers(0, 256, (h // 40, w // 40, 3), dtype=np.uint8), (w, h),
+                      interpolation=cv2.INTER_CUBIC)
+
+
+def test_a_large_jpeg_is_decoded_at_the_size_the_recogniser_reads_it_at(tmp_path):
+    """A JPEG that the recogniser would halve is decoded halved (libjpeg scales it as it
+    decodes), as often as its sides stay whole; its size is the picture's as it stands upright."""
+    from vision.cli import _read_image
+    from vision.recogniser import halve
+
+    def jpeg(name, picture, orientation=None):
+        data = cv2.imencode(".jpg", picture, [cv2.IMWRITE_JPEG_QUALITY, 95])[1].tobytes()
+        (tmp_path / name).write_bytes(data if orientation is None else _with_orientation(data, orientation))
+        return tmp_path / name
+
+    picture = _smooth_picture(2560, 1440)
+    photo = jpeg("photo.jpg", picture)
+    # A phone held upright stores its rows sideways (orientation 6: turn a quarter clockwise).
+    sideways = jpeg("sideways.jpg", cv2.rotate(picture, cv2.ROTATE_90_COUNTERCLOCKWISE), 6)
+    whole, times, size = _read_image(photo)                     # no detector: decoded whole
+    assert (whole.shape, times, size) == ((1440, 2560, 3), 0, (2560, 1440))
+    half = halve(whole).astype(int)
+    for path in (photo, sideways):
+        img, times, size = _read_image(path, 640)
+        assert (img.shape, times, size) == ((720, 1280, 3), 1, (2560, 1440))
+        # Each small pixel the mean of its 2 x 2 block, as halving gives it: closer than a pixel off.
+        near = np.abs(img.astype(int) - half).mean()
+        assert near < 1.0 and near < np.abs(img[:, 1:].astype(int) - half[:, :-1]).mean() / 4
+        assert near < np.abs(img[1:].astype(int) - half[:-1]).mean() / 4
+    png = tmp_path / "photo.png"
+    cv2.imwrite(str(png), picture)
+    assert _read_image(png, 640)[1:] == (0, (2560, 1440))      # not a JPEG: decoded whole
+    assert _read_image(photo, 1281)[1] == 0                     # a larger detector would read it whole
+    # An odd side decodes whole: the recogniser halves it, the odd row dropped where it shows.
+    assert _read_image(jpeg("odd.jpg", _smooth_picture(2561, 1440)), 640)[1:] == (0, (2561, 1440))
+    # Halved twice where the sides allow, once where only once.
+    img, times, size = _read_image(jpeg("wide.jpg", _smooth_picture(5200, 1200)), 640)
+    assert (img.shape, times, size) == ((300, 1300, 3), 2, (5200, 1200))
+    img, times, size = _read_image(jpeg("wide2.jpg", _smooth_picture(5200, 1202), 8), 640)
+    assert (img.shape, times, size) == ((2600, 601, 3), 1, (1202, 5200))
+
+
+def test_cardtable_recognise_reads_a_large_jpeg_decoded_halved_with_boxes_in_its_own_pixels(
+        table_png, tmp_path, capsys, monkeypatch):
+    upright = cv2.imread(str(table_png))
+    large = cv2.resize(upright, (2560, 1440), interpolation=cv2.INTER_CUBIC)
+    photo, sideways, odd = tmp_path / "large.jpg", tmp_path / "sideways.jpg", tmp_path / "odd.jpg"
+    photo.write_bytes(cv2.imencode(".jpg", large, [cv2.IMWRITE_JPEG_QUALITY, 95])[1].tobytes())
+    stored = cv2.imencode(".jpg", cv2.rotate(large, cv2.ROTATE_90_COUNTERCLOCKWISE), [cv2.IMWRITE_JPEG_QUALITY, 95])
+    sideways.write_bytes(_with_orientation(stored[1].tobytes(), 6))
+    odd.write_bytes(cv2.imencode(".jpg", cv2.resize(upright, (2561, 1441)), [cv2.IMWRITE_JPEG_QUALITY, 95])[1].tobytes())
+    # What the recogniser reads in each picture decoded whole (and halved by itself).
+    rec = Recogniser()
+    wholes = [cv2.imdecode(np.fromfile(str(p), np.uint8), cv2.IMREAD_COLOR) for p in (photo, sideways, odd)]
+    flags, imdecode = [], cv2.imdecode
+    monkeypatch.setattr(cv2, "imdecode", lambda data, flag: flags.append(flag) or imdecode(data, flag))
+    for how, read in ((["--overhead"], rec.recognise), ([], rec.recognise_level)):
+        flags.clear()
+        assert main([str(photo), str(sideways), str(odd), "--json", *how]) == 0
+        assert flags == [cv2.IMREAD_REDUCED_COLOR_2] * 2 + [cv2.IMREAD_COLOR]
+        for entry, whole in zip(json.loads(capsys.readouterr().out)["images"], wholes):
+            boxes = {c.card: c.box for c in read(whole).cards}
+            assert sorted(boxes) == sorted(c["card"] for c in entry["cards"]) == ["10H", "AS"]
+            assert entry["unknown"] == []
+            for c in entry["cards"]:              # in the large picture's pixels
+                assert np.abs(np.subtract(c["box"], boxes[c["card"]])).max() <= 12   # (of 2560: 0.5%)
+    # A drawing is of the whole picture: decoded whole.
+    flags.clear()
+    assert main([str(photo), "--json", "--overhead", "--draw", str(tmp_path / "drawn")]) == 0
+    assert flags == [cv2.IMREAD_COLOR] and sorted(c["card"] for c in json.loads(capsys.readouterr().out)
+                                                  ["images"][0]["cards"]) == ["10H", "AS"]
+    assert cv2.imread(str(tmp_path / "drawn" / "large.jpg")).shape == (1440, 2560, 3)

@@ -314,6 +314,31 @@ def test_cardtable_recognise_reads_a_slanted_photo_turned_with_the_tables_calibr
     assert sorted(c["card"] for c in json.loads(capsys.readouterr().out)["images"][0]["cards"]) == truth
 
 
+def test_cardtable_recognise_reads_a_large_slanted_jpeg_decoded_halved_through_the_halved_turn(
+        held_out, tmp_path, capsys, monkeypatch):
+    """The calibrated photo of the test above with twice the pixels, as a JPEG: decoded at half
+    its size and turned with the calibration halved, its cards in boxes in its own pixels."""
+    from vision.cli import main
+    from vision.live import geometry_toml
+
+    image, ann, table, _ = leaning_scene(3, held_out[3 % len(held_out)])
+    photo, config = tmp_path / "large.jpg", tmp_path / "cardtable.toml"
+    large = cv2.resize(image, (2 * W, 2 * H), interpolation=cv2.INTER_CUBIC)
+    photo.write_bytes(cv2.imencode(".jpg", large, [cv2.IMWRITE_JPEG_QUALITY, 95])[1].tobytes())
+    config.write_text(geometry_toml(table))
+    flags, imdecode = [], cv2.imdecode
+    monkeypatch.setattr(cv2, "imdecode", lambda data, flag: flags.append(flag) or imdecode(data, flag))
+    assert main([str(photo), "--json", "--config", str(config)]) == 0   # (a view of the wrong size: refused)
+    assert flags == [cv2.IMREAD_REDUCED_COLOR_2]
+    cards = json.loads(capsys.readouterr().out)["images"][0]["cards"]
+    assert sorted(c["card"] for c in cards) == sorted(c.card for c in ann.cards)
+    by_card = {c.card: c for c in ann.cards}
+    for c in cards:                # the boxes are the large photo's: around their own card there
+        x1, y1, x2, y2 = c["box"]
+        assert cv2.pointPolygonTest(2 * by_card[c["card"]].corners.astype(np.float32), ((x1 + x2) / 2, (y1 + y2) / 2),
+                                    False) > 0
+
+
 def test_cardtable_recognise_refuses_a_configuration_it_cannot_use(tmp_path, capsys):
     from vision.cli import main
 

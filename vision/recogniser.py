@@ -296,13 +296,13 @@ def halve(image: np.ndarray) -> np.ndarray:
     return cv2.resize(image[:2 * h, :2 * w], (w, h), interpolation=cv2.INTER_AREA)
 
 
-def _grown(found: Recognition, times: int, size: tuple[int, int], small: tuple[int, int]) -> Recognition:
+def grown(found: Recognition, times: int, size: tuple[int, int], small: tuple[int, int]) -> Recognition:
     """``found``, read on a picture of ``small`` (width, height) shrunk ``times`` times from one of
     ``size``, with its boxes in the picture's pixels: a box that reaches the small picture's
     right or bottom edge reaches the picture's (whose last odd rows and columns were dropped).
 
     >>> found = Recognition([CardReading("QS", 0.9, (10, 0, 30, 20))], [UnknownCard((0, 5, 50, 25))])
-    >>> _grown(found, 2, (101, 51), (50, 25)).to_dict()["unknown"]
+    >>> grown(found, 2, (101, 51), (50, 25)).to_dict()["unknown"]
     [{'box': [0, 10, 101, 51]}]
     """
     def grow(box):
@@ -911,7 +911,7 @@ class Recogniser:
         found = read(small, view)
         if times == 1:
             return found
-        return _grown(found, times, (img.shape[1], img.shape[0]), (small.shape[1], small.shape[0]))
+        return grown(found, times, (img.shape[1], img.shape[0]), (small.shape[1], small.shape[0]))
 
     def _read(self, img: np.ndarray, copies: int, view: PlaneView | None,
               accept: float | None = None) -> tuple[list[IndexReading], Recognition]:
