@@ -184,6 +184,12 @@ def test_jpeg_size_reads_the_frame_header_past_what_comes_before_it():
     for data in (baseline, progressive, exif, filled):
         assert jpeg_size(data) == (53, 37)
         assert jpeg_size(memoryview(np.frombuffer(data, np.uint8))) == (53, 37)
+    # A thumbnail in the Exif block has a frame header of its own: skipped with its block.
+    thumbnail = cv2.imencode(".jpg", np.zeros((7, 9, 3), np.uint8))[1].tobytes()
+    app1 = b"Exif\x00\x00II*\x00" + thumbnail
+    with_thumbnail = baseline[:2] + b"\xff\xe1" + struct.pack(">H", len(app1) + 2) + app1 + baseline[2:]
+    assert jpeg_size(thumbnail) == (9, 7) and jpeg_size(with_thumbnail) == (53, 37)
+    assert jpeg_size(baseline[:2] + b"\xff\xe1\x00\x01" + baseline[2:]) is None   # a length under its own 2 bytes
     png = cv2.imencode(".png", picture)[1].tobytes()
     assert jpeg_size(png) is None and jpeg_size(b"") is None and jpeg_size(b"\xff\xd8") is None
     # Cut anywhere, or damaged, a header gives its size or None, never an exception.
@@ -233,11 +239,20 @@ def test_a_large_jpeg_is_decoded_at_the_size_the_recogniser_reads_it_at(tmp_path
     assert _read_image(photo, 1281)[1] == 0                     # a larger detector would read it whole
     # An odd side decodes whole: the recogniser halves it, the odd row dropped where it shows.
     assert _read_image(jpeg("odd.jpg", _smooth_picture(2561, 1440)), 640)[1:] == (0, (2561, 1440))
-    # Halved twice where the sides allow, once where only once.
-    img, times, size = _read_image(jpeg("wide.jpg", _smooth_picture(5200, 1200)), 640)
+    # Halved twice where the sides allow, once where only once; turned over (orientation 3) or a
+    # quarter the other way (8), as it stands upright.
+    wide = _smooth_picture(5200, 1200)
+    img, times, size = _read_image(jpeg("wide.jpg", wide), 640)
     assert (img.shape, times, size) == ((300, 1300, 3), 2, (5200, 1200))
+    assert np.abs(img.astype(int) - halve(halve(wide)).astype(int)).mean() < 1.0
+    img, times, size = _read_image(jpeg("over.jpg", cv2.rotate(wide, cv2.ROTATE_180), 3), 640)
+    assert (img.shape, times, size) == ((300, 1300, 3), 2, (5200, 1200))
+    assert np.abs(img.astype(int) - halve(halve(wide)).astype(int)).mean() < 1.0
     img, times, size = _read_image(jpeg("wide2.jpg", _smooth_picture(5200, 1202), 8), 640)
     assert (img.shape, times, size) == ((2600, 601, 3), 1, (1202, 5200))
+    # An eighth at most: the recogniser halves the rest.
+    assert _read_image(jpeg("strip.jpg", np.full((64, 10240, 3), 90, np.uint8)), 640)[0].shape == (8, 1280, 3)
+    assert _read_image(jpeg("strip2.jpg", np.full((64, 20480, 3), 90, np.uint8)), 640)[0].shape == (8, 2560, 3)
 
 
 def test_cardtable_recognise_reads_a_large_jpeg_decoded_halved_with_boxes_in_its_own_pixels(

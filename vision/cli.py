@@ -89,7 +89,10 @@ def jpeg_size(data: bytes | memoryview) -> tuple[int, int] | None:
                 return None
             height, width = struct.unpack(">HH", data[i + 5:i + 9])
             return (width, height) if width and height else None
-        i += 2 + struct.unpack(">H", data[i + 2:i + 4])[0]
+        length = struct.unpack(">H", data[i + 2:i + 4])[0]
+        if length < 2:                                   # (a segment's length counts its own two bytes)
+            return None
+        i += 2 + length
     return None
 
 
@@ -103,11 +106,11 @@ def _read_image(path: Path, long_side: int | None = None) -> tuple[np.ndarray, i
 
     With a detector's ``long_side``, a JPEG the recogniser would read halved
     (:func:`vision.recogniser.halvings`) is decoded at that size straight away (up to an eighth):
-    libjpeg scales it as it decodes, each small pixel the mean of the block it covers, as
-    :func:`vision.recogniser.halve` computes it, in about half the time of the whole decode and a
-    quarter of its memory; only as often as its sides stay whole, so that it is the picture the
-    recogniser would read and the boxes grow back as the recogniser's own do (the recogniser
-    halves the rest itself).  Anything else is decoded whole (``times`` 0).  Raises ``OSError``
+    libjpeg scales it as it decodes (each small pixel from its block's low frequencies: within
+    half a level, on average, of the mean that :func:`vision.recogniser.halve` takes), in about
+    half the time of the whole decode and a quarter of its memory; only as often as its sides
+    stay whole, so that it is the picture the recogniser would read and the boxes grow back as
+    the recogniser's own do (the recogniser halves the rest itself).  Anything else is decoded whole (``times`` 0).  Raises ``OSError``
     with a message for the user.
     """
     if not path.exists():

@@ -296,19 +296,20 @@ def halve(image: np.ndarray) -> np.ndarray:
     return cv2.resize(image[:2 * h, :2 * w], (w, h), interpolation=cv2.INTER_AREA)
 
 
-def grown(found: Recognition, times: int, size: tuple[int, int], small: tuple[int, int]) -> Recognition:
-    """``found``, read on a picture of ``small`` (width, height) shrunk ``times`` times from one of
-    ``size``, with its boxes in the picture's pixels: a box that reaches the small picture's
-    right or bottom edge reaches the picture's (whose last odd rows and columns were dropped).
+def grown(found: Recognition, factor: int, size: tuple[int, int], small: tuple[int, int]) -> Recognition:
+    """``found``, read on a picture of ``small`` (width, height) made ``factor`` times smaller than
+    one of ``size`` (2 for one halving, 4 for two), with its boxes in the picture's pixels: a box
+    that reaches the small picture's right or bottom edge reaches the picture's (whose last odd
+    rows and columns were dropped).
 
     >>> found = Recognition([CardReading("QS", 0.9, (10, 0, 30, 20))], [UnknownCard((0, 5, 50, 25))])
     >>> grown(found, 2, (101, 51), (50, 25)).to_dict()["unknown"]
     [{'box': [0, 10, 101, 51]}]
     """
     def grow(box):
-        # (A box's edges, whole pixels: the small picture's pixel x covers the picture's times * x
-        # to times * x + times - 1, so its edge x lies at times * x.)
-        x1, y1, x2, y2 = (v * times for v in box)
+        # (A box's edges, whole pixels: the small picture's pixel x covers the picture's factor * x
+        # to factor * x + factor - 1, so its edge x lies at factor * x.)
+        x1, y1, x2, y2 = (v * factor for v in box)
         return (x1, y1, size[0] if box[2] >= small[0] else x2, size[1] if box[3] >= small[1] else y2)
     return Recognition([CardReading(c.card, c.confidence, grow(c.box)) for c in found.cards],
                        [UnknownCard(grow(u.box)) for u in found.unknown])
@@ -905,13 +906,13 @@ class Recogniser:
     def _read_halved(self, img: np.ndarray, view: PlaneView | None, read) -> Recognition:
         """``read(picture, view)`` of ``img`` halved as often as :func:`halvings` says (``view``, when
         given, halved with it), its boxes put back in ``img``'s pixels."""
-        small, times = img, 1
+        small, factor = img, 1
         for _ in range(halvings((img.shape[1], img.shape[0]), self.long_side)):
-            small, view, times = halve(small), None if view is None else view.halved(), 2 * times
+            small, view, factor = halve(small), None if view is None else view.halved(), 2 * factor
         found = read(small, view)
-        if times == 1:
+        if factor == 1:
             return found
-        return grown(found, times, (img.shape[1], img.shape[0]), (small.shape[1], small.shape[0]))
+        return grown(found, factor, (img.shape[1], img.shape[0]), (small.shape[1], small.shape[0]))
 
     def _read(self, img: np.ndarray, copies: int, view: PlaneView | None,
               accept: float | None = None) -> tuple[list[IndexReading], Recognition]:
