@@ -77,6 +77,27 @@ def test_classifiers_beyond_two_go_first_the_last_first_and_keep_their_epochs():
     assert "2 classifiers instead of 3" in said and "detector" not in said and "--hours 0" in said
 
 
+def test_the_tuning_comes_back_beside_the_classifiers_kept_where_it_fits():
+    """The tuning goes first, to keep a classifier; once the third classifier is given up, the
+    time it leaves may hold the tuning of the two kept again (session 65's Zen 4: 89 minutes
+    planned for two classifiers untuned, where about 113 were usable)."""
+    slow = Speeds(*(1.5 * v for v in (ZEN5.draw, ZEN5.det_step, ZEN5.refine_step, ZEN5.cls_step,
+                                    ZEN5.cls_alone_step)))
+    two = estimate(FULL, slow, INDICES, 6000, 8, 2, 14)
+    tune = B.tuning(FULL, slow, INDICES, 2)
+    p = plan(FULL, slow, INDICES, 7200 - 1.5 * 370)
+    assert p.tune and p.cut and (p.det_steps, p.refine_epochs, p.cls_members, p.cls_epochs) == (6000, 8, 2, 14)
+    assert p.seconds == two + tune
+    said = p.describe(FULL)
+    assert "2 classifiers instead of 3" in said and "tuning" not in said
+    # Where the two fit and their tuning does not, they are kept untuned.
+    left = (two + tune / 2 + B.MARGIN * slow.draw) / (1 - B.MARGIN)
+    assert abs(_usable(left, slow) - (two + tune / 2)) < 1e-6
+    p = plan(FULL, slow, INDICES, left)
+    assert not p.tune and (p.cls_members, p.cls_epochs) == (2, 14) and p.seconds == two
+    assert p.describe(FULL).split("to fit, ")[1].startswith("no tuning on squeezed indices, 2 classifiers instead of 3")
+
+
 def test_two_classifiers_then_give_up_epochs_before_one_is_dropped():
     # The Zen 3 of session 31 (float32): two full classifiers do not fit; two of 6 epochs
     # do, in about the time of one classifier of 13.
