@@ -36,6 +36,20 @@ def test_the_estimate_matches_the_measured_run():
     assert abs(estimate(FULL, ZEN5, INDICES, 6000, 8, 3, 14) - 4507) < 450
 
 
+def test_the_recipe_and_its_tuning_fit_where_a_whole_run_fitted_them():
+    """Session 66's run on another Zen 5 (its model.json's speeds and first draw): the plan kept
+    everything, tuning included, and the run took 4432 s from the plan to its end (3837 to the
+    classifiers' 8-bit files, 595 for the tuning).  The estimate was a sixth high there: it
+    should stay at or over what the run took, and within a fifth of it."""
+    speeds = Speeds(draw=197.3, det_step=0.05955, refine_step=0.06948, cls_step=0.05792, cls_alone_step=0.0621)
+    p = plan(FULL, speeds, 72318, left=7200 - 360)
+    assert not p.cut and p.tune and (p.det_steps, p.refine_epochs, p.cls_members, p.cls_epochs) == (6000, 8, 3, 14)
+    trained = estimate(FULL, speeds, 72318, 6000, 8, 3, 14)
+    assert 3837 <= trained <= 1.2 * 3837
+    assert 595 <= B.tuning(FULL, speeds, 72318, 3) <= 1.2 * 595
+    assert p.seconds == trained + B.tuning(FULL, speeds, 72318, 3)
+
+
 def test_the_tuning_is_kept_where_it_fits_and_given_up_first_where_not():
     recipe = estimate(FULL, ZEN5, INDICES, 6000, 8, 3, 14)
     tune = B.tuning(FULL, ZEN5, INDICES, 3)
