@@ -11,9 +11,10 @@ What it gives up first is what earlier sessions found costs least:
 
 1. the tuning of the classifiers on squeezed indices once they are trained
    (``tune_scenes``, vision.training.tune): it mends a leaning camera's readings, and the
-   overhead scenes read as well without it (session 54).  Where a later cut leaves the
-   time for it beside the classifiers kept, it comes back (session 65: two classifiers of
-   the recipe's epochs and their tuning on a Zen 4);
+   overhead scenes read as well without it (session 54).  Where giving up classifiers or
+   their epochs (2 and 3 below) leaves the time for it beside those kept, it comes back
+   (session 65: two classifiers of the recipe's epochs and their tuning on a Zen 4); not
+   once the refiner is cut (4);
 2. classifiers of the ensemble beyond two, the last first (each costs a whole draw
    of scenes and a full classifier's training), the ones kept keeping all their epochs
    (three of 4 epochs read fewer images exactly than two of 6, session 36);
@@ -213,17 +214,16 @@ def plan(cfg, speeds: Speeds, indices: int, left: float) -> Plan:
     usable = left - MARGIN * (left + speeds.draw)   # (the margin: a share of the whole budget, about)
     recipe = estimate(cfg, speeds, indices, cfg.det_steps, cfg.refine_epochs, cfg.cls_members, cfg.cls_epochs) \
         + tuning(cfg, speeds, indices, cfg.cls_members)
-    if cfg.tune_scenes and recipe <= usable:
-        return Plan(cfg.det_steps, cfg.refine_epochs, cfg.cls_members, cfg.cls_epochs, recipe, recipe,
-                    cut=False, tune=True)
+    # The recipe's own classifiers come first (``_ensembles``): with their tuning, that is the recipe.
     for members, epochs in _ensembles(cfg):
         seconds = estimate(cfg, speeds, indices, cfg.det_steps, cfg.refine_epochs, members, epochs)
         if seconds <= usable:
             # The tuning, given up first, comes back where it fits beside the classifiers kept.
-            tune = bool(cfg.tune_scenes) and seconds + tuning(cfg, speeds, indices, members) <= usable
-            return Plan(cfg.det_steps, cfg.refine_epochs, members, epochs,
-                        seconds + (tuning(cfg, speeds, indices, members) if tune else 0.0), recipe,
-                        cut=(members, epochs) != (cfg.cls_members, cfg.cls_epochs) or not tune and bool(cfg.tune_scenes),
+            extra = tuning(cfg, speeds, indices, members)
+            tune = bool(cfg.tune_scenes) and seconds + extra <= usable
+            return Plan(cfg.det_steps, cfg.refine_epochs, members, epochs, seconds + extra * tune, recipe,
+                        cut=((members, epochs) != (cfg.cls_members, cfg.cls_epochs)
+                             or (bool(cfg.tune_scenes) and not tune)),
                         tune=tune)
     # Two classifiers of the least epochs do not fit beside the whole refiner: half the
     # refiner's epochs, then two classifiers again, then one; the detector whole (its steps
