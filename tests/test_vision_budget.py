@@ -165,11 +165,20 @@ def test_the_float32_machine_of_session_60_keeps_two_classifiers_on_half_the_ref
 
 
 def test_an_ensemble_of_two_is_never_cut_below_its_least_epochs():
-    assert B._ensembles(FULL)[-2:] == [(2, math.ceil(14 * B.LEAST_MEMBER_SHARE)), (1, 14)]
+    assert B._ensembles(FULL)[-1] == (2, math.ceil(14 * B.LEAST_MEMBER_SHARE))
     one = replace(FULL, cls_members=1)
     assert B._ensembles(one) == [(1, 14)]
     short = replace(FULL, cls_members=2, cls_epochs=1)   # `tiny`'s: nothing to shorten
-    assert B._ensembles(short) == [(2, 1), (1, 1)]
+    assert B._ensembles(short) == [(2, 1)]
+
+
+def test_two_classifiers_on_half_the_refiner_go_before_one_on_the_whole():
+    """Hypothesis's find (session 66): with few indices, one classifier of 14 epochs beside the
+    whole refiner fitted, and was planned, where two of 6 beside half the refiner fitted too."""
+    s = Speeds(draw=1.0, det_step=1.25, refine_step=2.0, cls_step=1.5, cls_alone_step=1.0)
+    assert estimate(FULL, s, 180, 6000, 8, 1, 14) <= _usable(8001.0, s)
+    p = plan(FULL, s, 180, 8001.0)
+    assert (p.det_steps, p.refine_epochs, p.cls_members) == (6000, 4, 2) and p.cls_epochs >= 6
 
 
 def test_with_one_classifier_left_the_refiner_gives_way_first_then_the_classifier():

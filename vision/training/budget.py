@@ -194,17 +194,19 @@ def tuning(cfg, speeds: Speeds, indices: int, members: int) -> float:
 
 def _ensembles(cfg) -> list[tuple[int, int]]:
     """The classifiers (members, epochs each) to try with every other step kept, the
-    best first: the recipe's, fewer members down to two, two with fewer epochs, one.
+    best first: the recipe's, fewer members down to two, two with fewer epochs.  One
+    classifier only where the recipe has one: an ensemble's last classifier goes only
+    after the refiner's half, and then keeps the refiner at its half (:func:`plan`).
 
     >>> from vision.training.train import CONFIGS
     >>> _ensembles(CONFIGS["full"])
-    [(3, 14), (2, 14), (2, 13), (2, 12), (2, 11), (2, 10), (2, 9), (2, 8), (2, 7), (2, 6), (1, 14)]
+    [(3, 14), (2, 14), (2, 13), (2, 12), (2, 11), (2, 10), (2, 9), (2, 8), (2, 7), (2, 6)]
     """
-    tries = [(members, cfg.cls_epochs) for members in range(cfg.cls_members, 1, -1)]
-    if cfg.cls_members >= 2:
-        least = max(1, math.ceil(cfg.cls_epochs * LEAST_MEMBER_SHARE))
-        tries += [(2, epochs) for epochs in range(cfg.cls_epochs - 1, least - 1, -1)]
-    return tries + [(1, cfg.cls_epochs)]
+    if cfg.cls_members < 2:
+        return [(1, cfg.cls_epochs)]
+    least = max(1, math.ceil(cfg.cls_epochs * LEAST_MEMBER_SHARE))
+    return ([(members, cfg.cls_epochs) for members in range(cfg.cls_members, 1, -1)]
+            + [(2, epochs) for epochs in range(cfg.cls_epochs - 1, least - 1, -1)])
 
 
 def plan(cfg, speeds: Speeds, indices: int, left: float) -> Plan:
